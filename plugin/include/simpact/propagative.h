@@ -1,0 +1,208 @@
+// simpact — propagative minimal-sequence impact law (Seghete & Murphey),
+// with its plastic and restitution variants.
+//
+// Papers: 000 = Seghete & Murphey, "A propagative model of simultaneous
+// impact: existence, uniqueness, and design consequences" (../shared/seeds/000,
+// same paper as 001); 003 = Seghete & Murphey, ICRA 2010, "Variational
+// solutions to simultaneous collisions between multiple rigid bodies".
+// Symbols as in impact_problem.h (n, m, v, M⁻¹, J, b, u = J v + b, W, λ, R).
+//
+// ── Elastic law (000 §II–III, 003 §III) ─────────────────────────────────────
+// A single contact i with u_i < 0 is resolved by the reflection Γ(Dφ_i) of
+// 000 eq. (7) in the kinetic metric:
+//     λ_i = −2 u_i / W_ii,        v ← v + M⁻¹ J_iᵀ λ_i,
+// which reverses u_i, conserves E (eq. (4b)) and satisfies λ_i > 0.
+// Simultaneous contacts are resolved PROPAGATIVELY: reflect one currently
+// approaching contact at a time until no contact approaches (eq. (14)).
+// Because every reflection acts through J M⁻¹ Jᵀ, we work in contact space:
+//     u ← u + W[:, i] λ_i          (cost: the non-zeros of column i of W)
+// and apply v⁺ = v⁻ + M⁻¹ Jᵀ λ once at the end. A reflected contact separates
+// (u_i > 0), so the same contact is never chosen twice in a row: the
+// sequences produced are exactly those allowed by Lemma 1 (minimal sequences,
+// Definition 1, are alternating for two contacts).
+//
+// Every contact of the problem is "closed" (φ_i = 0): a contact touching at
+// zero relative velocity takes part and may be struck later in the sequence
+// (the middle ball of a Newton's cradle). This is the set S of 000 §III
+// extended to touching contacts, as the cradle example (eq. (15)) requires.
+//
+// Order policy: which approaching contact to reflect next.
+//   kMostNegative   argmin of the g-normalized velocity u_i/√W_ii, i.e.
+//                   argmin ⟨w_i, p⟩_g with unit covectors w_i — 000 §VII-B,
+//                   "first run". Normalizing makes the choice independent of
+//                   how each row of J is scaled (Γ(αu) = Γ(u), eq. (9)).
+//   kLeastNegative  argmax of the same among approaching contacts — "second run".
+//   kTimeOfImpact   smallest time_of_impact hint among approaching contacts.
+//   kIndex          smallest contact index among approaching contacts.
+//   kRandom         uniform among approaching contacts, from a seeded
+//                   SplitMix64 stream (portable: identical on every platform).
+//   kAll            enumerate every sequence (003 §III-B's branching): at each
+//                   step any approaching contact. Distinct outcomes are kept
+//                   (see dedup_tolerance); the enumeration stops when
+//                   enumeration_budget reflections have been spent.
+// Ties are broken by the lower contact index, so every policy is
+// deterministic.
+//
+// "Approaching" uses a named tolerance: contact i approaches iff
+//     u_i / √W_ii < −approach_tolerance · S,
+//     S = max_j |u⁻_j| / √W_jj  (largest g-normalized pre-impact speed).
+//
+// ── Plastic law (000 eq. (10)–(11), Moreau) ────────────────────────────────
+// The kinetic-metric projection of v⁻ onto {v : J v + b ≥ 0}:
+//     u⁺ = u⁻ + W λ ≥ 0,  λ ≥ 0,  λᵀ u⁺ = 0        (an LCP in contact space)
+// solved exactly with Lemke's complementary pivoting (W is symmetric PSD,
+// hence copositive-plus: Lemke either solves it or proves it infeasible).
+// When the impulses of the equality projection 000 eq. (11) (u⁺ = 0 for
+// every contact) are all non-negative, both coincide; otherwise eq. (11)
+// would need adhesive impulses and the LCP releases the contacts that would
+// pull. u⁺ is unique; λ is unique when W is non-singular.
+//
+// ── Restitution (000 §III-A) ────────────────────────────────────────────────
+// v⁺ = α v_e⁺ + (1 − α) v_p⁺  (eq. (17)), elastic and plastic outcomes.
+// DELIBERATE DEVIATION: the paper concludes α = √(1 − R²). That contradicts
+// its own definition (16), R = √(1 − ΔE/E_p) with E_p the energy a plastic
+// impact dissipates. Using (18), ⟨p_p, p_e⟩_g = ‖p_p‖²_g, the blend gives
+//     ‖p⁺‖²_g = ‖p_p‖²_g + α² (‖p_e‖²_g − ‖p_p‖²_g),  so  ΔE/E_p = 1 − α²,
+// and (16) holds iff α = R. A single contact then rebounds at −R times its
+// approach speed, the classical Newton law; α = √(1 − R²) would give
+// −√(1−R²) instead (R = 0 would be elastic). We implement α = R; the paper's
+// text also writes E_p = ½‖p_p‖²_g, which is the energy kept, not lost.
+// Both points are checked by tests (RestitutionTest).
+// Impulses blend the same way: λ = R λ_e + (1 − R) λ_p ≥ 0.
+//
+// ── Termination ─────────────────────────────────────────────────────────────
+// 000 Theorem 1 bounds two contacts u, v by n ≤ ⌈π/γ⌉ reflections, with
+//     γ = arcsin⟨r₀, u⟩_g = arcsin √((1 + c)/2),   c = ⟨u, v⟩_g/(‖u‖‖v‖).
+// No bound is proved for m > 2 contacts. The default cap is
+//     ⌈π/γ_min⌉ · max(1, m(m−1)/2),
+// γ_min the smallest γ over pairs with W_ij ≠ 0 (uncoupled pairs: γ = π/4),
+// i.e. exactly Theorem 1 for m = 2 and one such bound per pair beyond. The
+// cap is clamped to kMaxReflectionCeiling. When it is reached the law returns
+// the plastic outcome (always feasible, never gains energy) with status
+// kReflectionCapReached — documented fallback, never an endless loop.
+#pragma once
+
+#include <simpact/impact_problem.h>
+
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace simpact {
+
+enum class OrderPolicy {
+  kMostNegative,
+  kLeastNegative,
+  kTimeOfImpact,
+  kIndex,
+  kRandom,
+  kAll,
+};
+
+/// Outcome status. Anything but kSuccess carries a message in the result.
+enum class Status {
+  kSuccess,               ///< law finished; outcomes are exact.
+  kReflectionCapReached,  ///< elastic loop hit the cap: plastic outcome returned.
+  kBudgetExhausted,       ///< kAll stopped early: outcomes are a subset.
+  kInfeasible,            ///< no impulse can stop an approaching contact:
+                          ///< velocity returned unchanged, impulses zero.
+  kLcpFailed,             ///< plastic solve failed numerically: velocity
+                          ///< returned unchanged, impulses zero.
+};
+
+/// "success", "reflection_cap_reached", "budget_exhausted", "infeasible",
+/// "lcp_failed".
+const char* to_string(Status status);
+const char* to_string(OrderPolicy policy);
+/// Parses the names used by to_string(OrderPolicy): "most_negative",
+/// "least_negative", "time_of_impact", "index", "random", "all". Throws
+/// InvalidProblem on an unknown name.
+OrderPolicy parse_order_policy(const std::string& name);
+
+/// Upper clamp of the automatic reflection cap (see header comment). 10⁷
+/// reflections cost well under a second even at m = 1000 and is orders of
+/// magnitude beyond any terminating sequence seen in practice.
+inline constexpr std::int64_t kMaxReflectionCeiling = 10'000'000;
+
+struct PropagativeParameters {
+  OrderPolicy policy = OrderPolicy::kMostNegative;
+  std::uint64_t seed = 0;  ///< for kRandom.
+  /// Dimensionless, relative to S (see header). Each reflection adds about
+  /// one rounding error (~1e-16 relative) to every velocity it touches; 1e-10
+  /// leaves room for 10⁶ reflections of drift and is ten orders below any
+  /// approach speed worth a bounce.
+  double approach_tolerance = 1e-10;
+  /// Reflection cap per sequence; 0 = automatic (Theorem 1, see header).
+  std::int64_t max_reflections = 0;
+  /// kAll: total reflections over all explored sequences before stopping.
+  std::int64_t enumeration_budget = 1'000'000;
+  /// kAll: two outcomes are the same when their impulses differ by at most
+  /// this × the largest impulse g-norm, in the g-norm √(Δλᵀ W Δλ).
+  /// Orders of reflections that commute give results equal up to rounding
+  /// (~1e-15); 1e-9 merges those and nothing physically distinct.
+  double dedup_tolerance = 1e-9;
+  /// Validate the problem first (throws InvalidProblem). The Bullet adapter
+  /// builds problems itself and turns this off in its hot path.
+  bool validate_input = true;
+  /// Compute energy_before/energy_after (needs (M⁻¹)⁺ per decoupled block).
+  bool compute_energy = true;
+};
+
+struct Outcome {
+  Eigen::VectorXd velocity;  ///< v⁺ (n).
+  Eigen::VectorXd impulses;  ///< λ (m), ≥ 0.
+  std::vector<int> sequence; ///< contacts reflected, in order (elastic part).
+};
+
+struct ImpactResult {
+  Status status = Status::kSuccess;
+  std::string message;            ///< why, when status != kSuccess.
+  std::vector<Outcome> outcomes;  ///< one, or the distinct ones for kAll.
+  double energy_before = 0.0;     ///< ½ v⁻ᵀ M v⁻ (0 if !compute_energy).
+  double energy_after = 0.0;      ///< same for outcomes[0].
+  std::int64_t reflections = 0;   ///< of outcomes[0]; for kAll, all explored.
+  std::int64_t sequences_explored = 0;  ///< kAll: complete sequences found.
+  std::int64_t reflection_cap = 0;      ///< cap in force.
+  /// kAll only: ξ = max_ij ‖p_i − p_j‖_g / ‖p⁻‖_g (000 §VII-A). If ‖p⁻‖_g is
+  /// zero (all motion along offsets or infinitely massive DOFs) ξ is taken
+  /// relative to the largest impulse g-norm instead.
+  std::optional<double> indeterminacy;
+};
+
+/// Reusable solver: keeps its workspace between calls, so resolving many
+/// impacts allocates nothing once sizes have been seen. Not thread-safe; use
+/// one per thread.
+class PropagativeSolver {
+ public:
+  explicit PropagativeSolver(PropagativeParameters parameters = {});
+  ~PropagativeSolver();
+  PropagativeSolver(PropagativeSolver&&) noexcept;
+  PropagativeSolver& operator=(PropagativeSolver&&) noexcept;
+
+  const PropagativeParameters& parameters() const { return parameters_; }
+  void set_parameters(const PropagativeParameters& parameters);
+
+  /// Resolves the impact with the problem's restitution (elastic, plastic or
+  /// the blend). The returned reference stays valid until the next call.
+  const ImpactResult& solve(const ImpactProblem& problem);
+
+  struct Workspace;  ///< opaque; defined in the implementation.
+
+ private:
+  PropagativeParameters parameters_;
+  std::unique_ptr<Workspace> workspace_;
+};
+
+/// One-shot convenience wrapper around PropagativeSolver.
+ImpactResult resolve(const ImpactProblem& problem,
+                     const PropagativeParameters& parameters = {});
+
+/// The plastic outcome alone (restitution ignored).
+ImpactResult resolve_plastic(const ImpactProblem& problem,
+                             const PropagativeParameters& parameters = {});
+
+}  // namespace simpact

@@ -1,0 +1,49 @@
+// Lemke's complementary pivoting for the linear complementarity problem
+//     find z ≥ 0 with w = M z + q ≥ 0 and zᵀ w = 0,
+// with covering vector d = (1, …, 1) and lexicographic ratio tests, so
+// degenerate problems cannot cycle. Lemke solves every LCP whose matrix is
+// copositive-plus (e.g. symmetric PSD, as the Delassus matrix) or proves it
+// infeasible by ray termination; for merely copositive matrices (the Routh
+// increment LCP of Halm & Posa) ray termination means no solution was found.
+// Dense tableau: O(m²) per pivot; meant for the small LCPs of one impact.
+#pragma once
+
+#include <Eigen/Core>
+
+#include <string>
+
+namespace simpact::internal {
+
+enum class LcpStatus { kSolved, kRayTermination, kPivotLimit, kInaccurate };
+
+struct LemkeParameters {
+  /// Column entries at or below this × the column's largest magnitude are not
+  /// pivoted on. 1e-12 rejects entries that are rounding noise (≈ m·1e-16
+  /// relative after m pivots) while keeping every entry a well-posed problem
+  /// needs.
+  double pivot_tolerance = 1e-12;
+  /// Ratios within this relative distance count as ties and go to the
+  /// lexicographic rule; rounding makes exact ties inexact at ~1e-15.
+  double tie_tolerance = 1e-12;
+  /// Accepted residual of the returned solution, relative to the problem's
+  /// scale max(|q|, |M| |z|). Lemke is a direct method: an accurate solve
+  /// lands at ~1e-14; 1e-9 flags a numerically broken one.
+  double residual_tolerance = 1e-9;
+  /// 0 = automatic: 100 (m + 10). Lemke typically needs O(m) pivots.
+  int max_pivots = 0;
+};
+
+struct LcpResult {
+  LcpStatus status = LcpStatus::kSolved;
+  Eigen::VectorXd z;  ///< solution (clamped ≥ 0) when kSolved.
+  Eigen::VectorXd w;  ///< M z + q.
+  int pivots = 0;
+  std::string message;
+};
+
+LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                          const LemkeParameters& parameters = {});
+
+const char* to_string(LcpStatus status);
+
+}  // namespace simpact::internal
