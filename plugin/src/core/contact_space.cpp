@@ -31,11 +31,12 @@ void ContactSpace::build(const SparseRowMatrix& normals, const SparseColMatrix& 
   // means acc_[r] already holds this column's partial sum.
   const int scratch = std::max(n_, m_);
   acc_.assign(scratch, 0.0);
+  acc_abs_.assign(n_, 0.0);
   mark_.assign(scratch, -1);
   y_.clear(m_);
   w_.clear(m_);
   diag_.assign(m_, 0.0);
-  max_diag_ = 0.0;
+  diag_abs_.assign(m_, 0.0);
   for (int i = 0; i < m_; ++i) {
     // Column i of Y = Σ_k J_ik · M⁻¹[:, k].
     const int y_begin = static_cast<int>(y_.index.size());
@@ -45,10 +46,14 @@ void ContactSpace::build(const SparseRowMatrix& normals, const SparseColMatrix& 
         if (mark_[d] != 2 * i) {
           mark_[d] = 2 * i;
           acc_[d] = 0.0;
+          acc_abs_[d] = 0.0;
           y_.index.push_back(d);
         }
         acc_[d] += jk.value() * mk.value();
+        acc_abs_[d] += std::abs(jk.value() * mk.value());
       }
+    for (SparseRowMatrix::InnerIterator jd(normals, i); jd; ++jd)
+      if (mark_[jd.col()] == 2 * i) diag_abs_[i] += std::abs(jd.value()) * acc_abs_[jd.col()];
     const int y_end = static_cast<int>(y_.index.size());
     for (int k = y_begin; k < y_end; ++k) y_.value.push_back(acc_[y_.index[k]]);
     y_.start.push_back(y_end);
@@ -75,7 +80,6 @@ void ContactSpace::build(const SparseRowMatrix& normals, const SparseColMatrix& 
       if (j == i) diag_[i] = acc_[j];
     }
     w_.start.push_back(w_end);
-    max_diag_ = std::max(max_diag_, diag_[i]);
   }
 }
 

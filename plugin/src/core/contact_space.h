@@ -39,7 +39,11 @@ class ContactSpace {
   const SparseColumns& y() const { return y_; }
   const SparseColumns& w() const { return w_; }
   double diagonal(int i) const { return diag_[i]; }
-  double max_diagonal() const { return max_diag_; }
+  /// Σ_kl |J_ik| |M⁻¹_kl| |J_il|: the magnitude of the terms that sum to
+  /// W_ii. W_ii far below it is cancellation: no impulse moves contact i.
+  /// Unlike a comparison with other contacts, this is invariant to scaling
+  /// rows of J.
+  double diagonal_magnitude(int i) const { return diag_abs_[i]; }
 
   /// u = J v + b (b may be empty).
   void contact_velocity(const SparseRowMatrix& normals, const Eigen::VectorXd& v,
@@ -55,9 +59,8 @@ class ContactSpace {
  private:
   int n_ = 0, m_ = 0;
   SparseColumns y_, w_, jt_;  // jt_: J by columns (DOF → contacts)
-  std::vector<double> diag_;
-  double max_diag_ = 0.0;
-  std::vector<double> acc_;
+  std::vector<double> diag_, diag_abs_;
+  std::vector<double> acc_, acc_abs_;
   std::vector<int> mark_;
 };
 

@@ -4,7 +4,7 @@
 #include "core/approach_queue.h"
 #include "core/contact_space.h"
 #include "core/inertia.h"
-#include "core/lemke.h"
+#include "core/lcp.h"
 #include "core/rng.h"
 #include "core/validation.h"
 
@@ -49,11 +49,13 @@ OrderPolicy parse_order_policy(const std::string& name) {
 
 namespace {
 
-// A contact whose W_ii is at most this × max_j W_jj is "inert": no impulse
-// can change its velocity (both sides infinitely massive along its normal).
-// Same scale as kRankTolerance: it is the contact-space image of an
-// infinitely massive direction.
-constexpr double kInertTolerance = kRankTolerance;
+// A contact whose W_ii is at most this × the magnitude of the terms summing
+// to it (ContactSpace::diagonal_magnitude) is "inert": its normal lies in
+// the null space of M⁻¹, so no impulse changes its velocity (both sides
+// infinitely massive along it). What survives such cancellation is rounding,
+// ~n·1e-16 of the magnitude; 1e-12 is well above that and far below any
+// real effective inverse mass.
+constexpr double kInertTolerance = 1e-12;
 
 // An inert contact is infeasible when it approaches by more than rounding:
 // u_i is a sum of terms J_ik v_k and b_i, exact to ~n·1e-16 of Σ|terms|;
@@ -67,13 +69,13 @@ struct PropagativeSolver::Workspace {
   internal::InertiaBlocks inertia;
   internal::ApproachHeap heap;
   internal::ApproachSet set;
-  Eigen::VectorXd u0, u, lambda_elastic, lambda_plastic, lambda, inv_sqrt_diag, threshold;
+  Eigen::VectorXd u0, u, v, lambda_elastic, lambda_plastic, v_plastic, inv_sqrt_diag, threshold;
   std::vector<char> inert;
   std::vector<int> sequence;
   ImpactResult result;
 
   struct Leaf {
-    Eigen::VectorXd lambda;
+    Eigen::VectorXd lambda, velocity;
     std::vector<int> sequence;
   };
   std::vector<Leaf> leaves;
@@ -137,36 +139,38 @@ class Resolution {
       if (ws_.leaves.empty()) {
         // Every sequence hit the cap (or the budget ran out first): fall back.
         if (!ensure_plastic()) return;
-        ws_.leaves.push_back({ws_.lambda_plastic, {}});
+        ws_.leaves.push_back({ws_.lambda_plastic, ws_.v_plastic, {}});
       }
     } else if (restitution > 0.0) {
       ws_.leaves.clear();
       if (run_single_policy()) {
-        ws_.leaves.push_back({ws_.lambda_elastic, ws_.sequence});
+        ws_.leaves.push_back({ws_.lambda_elastic, ws_.v, ws_.sequence});
       } else {
         set_status(Status::kReflectionCapReached,
                    "reflection cap of " + std::to_string(r.reflection_cap) +
                        " reached with contacts still approaching; returned the plastic outcome");
         if (!ensure_plastic()) return;
-        ws_.leaves.push_back({ws_.lambda_plastic, {}});
+        ws_.leaves.push_back({ws_.lambda_plastic, ws_.v_plastic, {}});
       }
     } else {
       ws_.leaves.clear();
-      ws_.leaves.push_back({ws_.lambda_plastic, {}});
+      ws_.leaves.push_back({ws_.lambda_plastic, ws_.v_plastic, {}});
     }
 
     r.outcomes.resize(ws_.leaves.size());
     for (size_t k = 0; k < ws_.leaves.size(); ++k) {
       Outcome& o = r.outcomes[k];
-      // 000 eq. (17) with α = R (see propagative.h for why not √(1 − R²)).
-      if (restitution >= 1.0)
-        o.impulses = ws_.leaves[k].lambda;
-      else if (restitution <= 0.0)
-        o.impulses = ws_.lambda_plastic;
-      else
-        o.impulses = restitution * ws_.leaves[k].lambda + (1.0 - restitution) * ws_.lambda_plastic;
-      o.sequence = ws_.leaves[k].sequence;
-      space_.apply_impulses(p_.velocity, o.impulses, o.velocity);
+      const auto& leaf = ws_.leaves[k];
+      if (restitution >= 1.0 || restitution <= 0.0) {
+        o.impulses = leaf.lambda;
+        o.velocity = leaf.velocity;
+      } else {
+        // 000 eq. (17) with α from definition (16), see propagative.h.
+        const double alpha = blend_weight(leaf.lambda, restitution);
+        o.impulses = alpha * leaf.lambda + (1.0 - alpha) * ws_.lambda_plastic;
+        o.velocity = alpha * leaf.velocity + (1.0 - alpha) * ws_.v_plastic;
+      }
+      o.sequence = leaf.sequence;
     }
     if (params_.compute_energy || all) r.energy_after = ws_.inertia.kinetic_energy(r.outcomes[0].velocity);
     if (all) r.indeterminacy = indeterminacy();
@@ -196,7 +200,7 @@ class Resolution {
     double speed_scale = 0.0;  // S: largest g-normalized pre-impact speed
     for (int i = 0; i < m_; ++i) {
       const double wii = space_.diagonal(i);
-      if (!(wii > kInertTolerance * space_.max_diagonal())) {
+      if (!(wii > kInertTolerance * space_.diagonal_magnitude(i))) {
         ws_.inert[i] = 1;
         ws_.inv_sqrt_diag[i] = 0.0;
         continue;
@@ -257,11 +261,22 @@ class Resolution {
     }
   }
 
-  // One reflection Γ(Dφ_i) (000 eq. (7)) in contact space.
+  // One reflection Γ(Dφ_i) (000 eq. (7)). The velocity v is updated along
+  // with the contact velocities u: u steers the order policy in O(column of
+  // W), while the impulse is computed from u_i = J_i v + b_i afresh, so the
+  // kinetic energy of v stays exact to rounding per reflection however long
+  // the sequence (u alone would drift, and v⁻ + M⁻¹Jᵀλ would cancel large
+  // accumulated impulses).
   template <typename OnTouched>
-  void reflect(Eigen::VectorXd& u, Eigen::VectorXd& lambda, int i, OnTouched&& on_touched) const {
-    const double delta = -2.0 * u[i] / space_.diagonal(i);
+  void reflect(Eigen::VectorXd& u, Eigen::VectorXd& lambda, Eigen::VectorXd& v, int i,
+               OnTouched&& on_touched) const {
+    double fresh = p_.offsets.size() ? p_.offsets[i] : 0.0;
+    for (SparseRowMatrix::InnerIterator it(p_.normals, i); it; ++it) fresh += it.value() * v[it.col()];
+    u[i] = fresh;
+    const double delta = -2.0 * fresh / space_.diagonal(i);
     lambda[i] += delta;
+    const internal::SparseColumns& y = space_.y();
+    for (int k = y.begin(i); k < y.end(i); ++k) v[y.index[k]] += y.value[k] * delta;
     const internal::SparseColumns& w = space_.w();
     for (int k = w.begin(i); k < w.end(i); ++k) {
       u[w.index[k]] += w.value[k] * delta;
@@ -273,6 +288,7 @@ class Resolution {
   bool run_single_policy() {
     Eigen::VectorXd& u = ws_.u;
     u = ws_.u0;
+    ws_.v = p_.velocity;
     ws_.lambda_elastic.setZero(m_);
     ws_.sequence.clear();
     const bool random = params_.policy == OrderPolicy::kRandom;
@@ -291,10 +307,17 @@ class Resolution {
 
     std::int64_t& count = ws_.result.reflections;
     while (true) {
-      const int i = random ? ws_.set.pick(rng) : ws_.heap.top();
-      if (i < 0) return true;
+      int i = random ? ws_.set.pick(rng) : ws_.heap.top();
+      if (i < 0) {
+        // Confirm with velocities computed afresh from v: u has drifted by
+        // rounding over the sequence and must not decide termination.
+        space_.contact_velocity(p_.normals, ws_.v, p_.offsets, u);
+        for (int j = 0; j < m_; ++j) refresh(j);
+        i = random ? ws_.set.pick(rng) : ws_.heap.top();
+        if (i < 0) return true;
+      }
       if (count >= ws_.result.reflection_cap) return false;
-      reflect(u, ws_.lambda_elastic, i, refresh);
+      reflect(u, ws_.lambda_elastic, ws_.v, i, refresh);
       ws_.sequence.push_back(i);
       ++count;
     }
@@ -312,16 +335,17 @@ class Resolution {
     ImpactResult& r = ws_.result;
     ws_.leaves.clear();
     struct Frame {
-      Eigen::VectorXd u, lambda;
+      Eigen::VectorXd u, lambda, v;
       std::vector<int> candidates;
       size_t next = 0;
     };
     std::vector<Frame> frames(1);
     frames[0].u = ws_.u0;
     frames[0].lambda = Eigen::VectorXd::Zero(m_);
+    frames[0].v = p_.velocity;
     approaching_list(frames[0].u, frames[0].candidates);
     if (frames[0].candidates.empty()) {
-      ws_.leaves.push_back({frames[0].lambda, {}});
+      ws_.leaves.push_back({frames[0].lambda, frames[0].v, {}});
       r.sequences_explored = 1;
       return;
     }
@@ -344,13 +368,18 @@ class Resolution {
       Frame child;
       child.u = f.u;
       child.lambda = f.lambda;
-      reflect(child.u, child.lambda, j, no_op);
+      child.v = f.v;
+      reflect(child.u, child.lambda, child.v, j, no_op);
       ++r.reflections;
       path.push_back(j);
       approaching_list(child.u, child.candidates);
+      if (child.candidates.empty()) {  // confirm afresh, as in run_single_policy
+        space_.contact_velocity(p_.normals, child.v, p_.offsets, child.u);
+        approaching_list(child.u, child.candidates);
+      }
       if (child.candidates.empty()) {
         ++r.sequences_explored;
-        add_distinct_leaf(child.lambda, path);
+        add_distinct_leaf(child.lambda, child.v, path);
         path.pop_back();
       } else if (static_cast<std::int64_t>(path.size()) >= r.reflection_cap) {
         ++capped;
@@ -372,13 +401,14 @@ class Resolution {
     }
   }
 
-  void add_distinct_leaf(const Eigen::VectorXd& lambda, const std::vector<int>& sequence) {
+  void add_distinct_leaf(const Eigen::VectorXd& lambda, const Eigen::VectorXd& velocity,
+                         const std::vector<int>& sequence) {
     const double norm = space_.impulse_norm(lambda);
     for (const auto& leaf : ws_.leaves) {
       const double scale = std::max(norm, space_.impulse_norm(leaf.lambda));
       if (space_.impulse_norm(lambda - leaf.lambda) <= params_.dedup_tolerance * scale) return;
     }
-    ws_.leaves.push_back({lambda, sequence});
+    ws_.leaves.push_back({lambda, velocity, sequence});
   }
 
   double indeterminacy() const {
@@ -394,15 +424,37 @@ class Resolution {
     return spread / (momentum > 0.0 ? momentum : largest);
   }
 
+  // α solving α² D + 2 α e − R² L = 0 (propagative.h), in the stable form
+  // α = R² L / (e + √(e² + D R² L)), with every term in contact space:
+  //   L = λ_pᵀ W λ_p           (= ‖p_e‖² − ‖p_p‖², twice the plastic loss)
+  //   D = Δλᵀ W Δλ, Δλ = λ_e − λ_p   (= ‖p_e − p_p‖²)
+  //   e = (u⁻ + W λ_p)ᵀ Δλ = u_p⁺ᵀ λ_e ≥ 0   (= ⟨p_p, p_e − p_p⟩)
+  double blend_weight(const Eigen::VectorXd& lambda_elastic, double restitution) const {
+    const Eigen::VectorXd delta = lambda_elastic - ws_.lambda_plastic;
+    const double plastic_loss = std::pow(space_.impulse_norm(ws_.lambda_plastic), 2);
+    const double spread = std::pow(space_.impulse_norm(delta), 2);
+    Eigen::VectorXd u_plastic = ws_.u0;
+    const internal::SparseColumns& w = space_.w();
+    for (int i = 0; i < m_; ++i)
+      for (int k = w.begin(i); k < w.end(i); ++k)
+        u_plastic[w.index[k]] += w.value[k] * ws_.lambda_plastic[i];
+    const double overlap = std::max(0.0, u_plastic.dot(delta));
+    const double r2l = restitution * restitution * plastic_loss;
+    const double denominator = overlap + std::sqrt(overlap * overlap + spread * r2l);
+    if (!(denominator > 0.0)) return restitution;  // p_e = p_p: any α gives the same outcome
+    return std::min(1.0, r2l / denominator);
+  }
+
   // Moreau's projection as the LCP (W, u⁻); computed at most once.
   bool ensure_plastic() {
     if (plastic_ready_) return true;
     if (m_ == 0 || ws_.u0.minCoeff() >= 0.0) {
       ws_.lambda_plastic.setZero(m_);
+      ws_.v_plastic = p_.velocity;
       plastic_ready_ = true;
       return true;
     }
-    const internal::LcpResult lcp = internal::solve_lcp_lemke(space_.dense_w(), ws_.u0);
+    const internal::LcpResult lcp = internal::solve_psd_lcp(space_.dense_w(), ws_.u0);
     if (lcp.status == internal::LcpStatus::kRayTermination) {
       fail_unchanged(Status::kInfeasible,
                      "no non-negative impulses stop every approaching contact (plastic LCP "
@@ -415,6 +467,7 @@ class Resolution {
       return false;
     }
     ws_.lambda_plastic = lcp.z;
+    space_.apply_impulses(p_.velocity, ws_.lambda_plastic, ws_.v_plastic);
     plastic_ready_ = true;
     return true;
   }

@@ -24,7 +24,7 @@ struct LemkeParameters {
   double pivot_tolerance = 1e-12;
   /// Ratios within this relative distance count as ties and go to the
   /// lexicographic rule; rounding makes exact ties inexact at ~1e-15.
-  double tie_tolerance = 1e-12;
+  double tie_tolerance = 1e-9;
   /// Accepted residual of the returned solution, relative to the problem's
   /// scale max(|q|, |M| |z|). Lemke is a direct method: an accurate solve
   /// lands at ~1e-14; 1e-9 flags a numerically broken one.
@@ -43,6 +43,19 @@ struct LcpResult {
 
 LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
                           const LemkeParameters& parameters = {});
+
+/// Symmetric positive semi-definite LCPs (the plastic impact, with M = W).
+/// Lemke first. Dependent contacts make W singular and the solution
+/// degenerate (exact ties in the ratio test that rounding breaks the wrong
+/// way), which can send Lemke onto a ray although a solution exists. Then:
+/// Murty's least-index principal pivoting on W + εI (a P-matrix, for which
+/// the method is finite and needs no tie-breaking), followed by a polish of
+/// its active set on the exact W (minimum-norm least squares). The result is
+/// accepted only if it passes the residual check against the exact W;
+/// otherwise the status is kRayTermination (Lemke's proof of infeasibility
+/// stands) or kInaccurate.
+LcpResult solve_psd_lcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& q,
+                        const LemkeParameters& parameters = {});
 
 const char* to_string(LcpStatus status);
 

@@ -1,0 +1,253 @@
+#include "core/lcp.h"
+
+#include <Eigen/Cholesky>
+#include <Eigen/QR>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace simpact::internal {
+
+const char* to_string(LcpStatus status) {
+  switch (status) {
+    case LcpStatus::kSolved: return "solved";
+    case LcpStatus::kRayTermination: return "ray_termination";
+    case LcpStatus::kPivotLimit: return "pivot_limit";
+    case LcpStatus::kInaccurate: return "inaccurate";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Tableau columns: w_0..w_{m-1}, z_0..z_{m-1}, z0, rhs. The w columns always
+// hold B⁻¹ (the basis started as the identity on w), which is what the
+// lexicographic rule compares.
+class Tableau {
+ public:
+  Tableau(const Eigen::MatrixXd& M, const Eigen::VectorXd& q)
+      : m_(static_cast<int>(q.size())), t_(m_, 2 * m_ + 2), basis_(static_cast<size_t>(m_)) {
+    t_.setZero();
+    t_.leftCols(m_).setIdentity();
+    t_.middleCols(m_, m_) = -M;
+    t_.col(z0()).setConstant(-1.0);
+    t_.col(rhs()) = q;
+    for (int i = 0; i < m_; ++i) basis_[static_cast<size_t>(i)] = i;
+  }
+
+  int z0() const { return 2 * m_; }
+  int rhs() const { return 2 * m_ + 1; }
+  int complement(int var) const { return var < m_ ? var + m_ : var - m_; }
+  int basic(int row) const { return basis_[static_cast<size_t>(row)]; }
+
+  void pivot(int row, int col) {
+    t_.row(row) /= t_(row, col);
+    for (int i = 0; i < m_; ++i) {
+      if (i == row) continue;
+      const double f = t_(i, col);
+      if (f != 0.0) t_.row(i) -= f * t_.row(row);
+    }
+    basis_[static_cast<size_t>(row)] = col;
+  }
+
+  // Minimum-ratio row for an entering column, lexicographic on ties; -1 if
+  // the column has no positive entry (ray).
+  int ratio_test(int col, const LemkeParameters& p) const {
+    const double scale = t_.col(col).cwiseAbs().maxCoeff();
+    const double eps = p.pivot_tolerance * std::max(scale, 1e-300);
+    int best = -1;
+    double best_ratio = 0.0;
+    for (int i = 0; i < m_; ++i) {
+      const double a = t_(i, col);
+      if (a <= eps) continue;
+      const double ratio = t_(i, rhs()) / a;
+      if (best < 0 || ratio < best_ratio - p.tie_tolerance * std::max(1.0, std::abs(best_ratio))) {
+        best = i;
+        best_ratio = ratio;
+      } else if (ratio <= best_ratio + p.tie_tolerance * std::max(1.0, std::abs(best_ratio)) &&
+                 lexicographically_smaller(i, best, col)) {
+        best = i;
+        best_ratio = std::min(best_ratio, ratio);
+      }
+    }
+    return best;
+  }
+
+  Eigen::VectorXd z() const {
+    Eigen::VectorXd out = Eigen::VectorXd::Zero(m_);
+    for (int i = 0; i < m_; ++i) {
+      const int var = basic(i);
+      if (var >= m_ && var < 2 * m_) out[var - m_] = t_(i, rhs());
+    }
+    return out;
+  }
+
+  double rhs_at(int row) const { return t_(row, rhs()); }
+
+ private:
+  bool lexicographically_smaller(int a, int b, int col) const {
+    const double pa = t_(a, col), pb = t_(b, col);
+    for (int k = 0; k < m_; ++k) {
+      const double va = t_(a, k) / pa, vb = t_(b, k) / pb;
+      if (va < vb) return true;
+      if (va > vb) return false;
+    }
+    return a < b;
+  }
+
+  int m_;
+  Eigen::MatrixXd t_;
+  std::vector<int> basis_;
+};
+
+// Fills w and downgrades a kSolved result whose residual is too large.
+void check_solution(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                    const LemkeParameters& parameters, LcpResult& result) {
+  result.w = M * result.z + q;
+  const double scale = std::max({q.cwiseAbs().maxCoeff(),
+                                 (M.cwiseAbs() * result.z).maxCoeff(), 1e-300});
+  const double infeasibility = std::max(0.0, -result.w.minCoeff());
+  const double complementarity = result.z.cwiseProduct(result.w).cwiseAbs().maxCoeff() /
+                                 std::max(result.z.maxCoeff(), 1e-300);
+  const double worst = std::max(infeasibility, complementarity);
+  if (worst > parameters.residual_tolerance * scale) {
+    result.status = LcpStatus::kInaccurate;
+    result.message = "LCP solution violates w >= 0 or complementarity by " +
+                     std::to_string(worst) + " (scale " + std::to_string(scale) + ")";
+  }
+}
+
+// The principal subsystem M_AA z_A = −q_A of the variables in `active`,
+// solved with `solve`; the other entries of z are zero.
+template <typename Solve>
+Eigen::VectorXd solve_principal(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                                const std::vector<char>& active, Solve&& solve) {
+  const int m = static_cast<int>(q.size());
+  std::vector<int> idx;
+  for (int i = 0; i < m; ++i)
+    if (active[i]) idx.push_back(i);
+  const int k = static_cast<int>(idx.size());
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(m);
+  if (k == 0) return z;
+  Eigen::MatrixXd maa(k, k);
+  Eigen::VectorXd qa(k);
+  for (int a = 0; a < k; ++a) {
+    qa[a] = q[idx[a]];
+    for (int b = 0; b < k; ++b) maa(a, b) = M(idx[a], idx[b]);
+  }
+  const Eigen::VectorXd za = solve(maa, qa);
+  for (int a = 0; a < k; ++a) z[idx[a]] = za[a];
+  return z;
+}
+
+// Murty's least-index method: the complementary basis is the set `active`
+// of variables with z > 0; each iteration re-solves it from scratch (no
+// tableau drift) and flips the lowest-index sign violation. Finite for
+// P-matrices.
+bool murty_least_index(const Eigen::MatrixXd& M, const Eigen::VectorXd& q, int max_iterations,
+                       std::vector<char>& active, Eigen::VectorXd& z) {
+  const int m = static_cast<int>(q.size());
+  active.assign(m, 0);
+  // Sign tests ignore violations at rounding level (~1e-16 of the data);
+  // 1e-13 keeps the least-index rule from chasing them forever.
+  const double slack = 1e-13 * std::max(q.cwiseAbs().maxCoeff(), 1e-300);
+  auto ldlt = [](const Eigen::MatrixXd& a, const Eigen::VectorXd& b) -> Eigen::VectorXd {
+    return a.ldlt().solve(-b);
+  };
+  for (int iteration = 0; iteration < max_iterations; ++iteration) {
+    z = solve_principal(M, q, active, ldlt);
+    const Eigen::VectorXd w = M * z + q;
+    int flip = -1;
+    for (int i = 0; i < m && flip < 0; ++i)
+      if (active[i] ? z[i] < -slack : w[i] < -slack) flip = i;
+    if (flip < 0) return true;
+    active[flip] = !active[flip];
+  }
+  return false;
+}
+
+}  // namespace
+
+LcpResult solve_psd_lcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& q,
+                        const LemkeParameters& parameters) {
+  LcpResult lemke = solve_lcp_lemke(W, q, parameters);
+  if (lemke.status == LcpStatus::kSolved) return lemke;
+
+  const int m = static_cast<int>(q.size());
+  // ε makes W + εI a P-matrix while moving the solution by ~ε|z|; 1e-11 of
+  // the largest diagonal stays well above rounding in W (~1e-16 relative)
+  // and well inside the residual tolerance, and the polish removes it.
+  const double epsilon = 1e-11 * std::max(W.diagonal().maxCoeff(), 1e-300);
+  const Eigen::MatrixXd regularized = W + epsilon * Eigen::MatrixXd::Identity(m, m);
+  std::vector<char> active;
+  Eigen::VectorXd regularized_z;
+  // Least-index pivoting is finite for P-matrices but can take many
+  // iterations; 20 (m + 5)² is generous for the contact counts of one impact.
+  if (murty_least_index(regularized, q, 20 * (m + 5) * (m + 5), active, regularized_z)) {
+    // Polish: the same active set on the exact W, minimum norm, so a singular
+    // W_AA (dependent contacts) is fine whenever its system is consistent.
+    auto min_norm = [](const Eigen::MatrixXd& a, const Eigen::VectorXd& b) -> Eigen::VectorXd {
+      return a.completeOrthogonalDecomposition().solve(-b);
+    };
+    for (const Eigen::VectorXd& candidate :
+         {Eigen::VectorXd(solve_principal(W, q, active, min_norm)), regularized_z}) {
+      LcpResult r;
+      r.pivots = lemke.pivots;
+      r.z = candidate.cwiseMax(0.0);
+      check_solution(W, q, parameters, r);
+      if (r.status == LcpStatus::kSolved) return r;
+    }
+  }
+  lemke.message += "; principal pivoting on the regularized problem did not yield an accurate "
+                   "solution either";
+  if (lemke.status != LcpStatus::kRayTermination) lemke.status = LcpStatus::kInaccurate;
+  return lemke;
+}
+
+LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                          const LemkeParameters& parameters) {
+  const int m = static_cast<int>(q.size());
+  LcpResult result;
+  result.z = Eigen::VectorXd::Zero(m);
+  result.w = q;
+  if (m == 0 || q.minCoeff() >= 0.0) return result;  // z = 0 is complementary.
+
+  Tableau tab(M, q);
+  const int max_pivots = parameters.max_pivots > 0 ? parameters.max_pivots : 100 * (m + 10);
+
+  // First pivot: z0 enters at the row of the most negative q, which makes
+  // every right-hand side non-negative; ties go to the lower row, which is
+  // the lexicographic choice for the identity basis.
+  int row = 0;
+  for (int i = 1; i < m; ++i)
+    if (q[i] < q[row]) row = i;
+  int leaving = tab.basic(row);
+  tab.pivot(row, tab.z0());
+  result.pivots = 1;
+
+  while (true) {
+    if (result.pivots >= max_pivots) {
+      result.status = LcpStatus::kPivotLimit;
+      result.message = "Lemke stopped after " + std::to_string(result.pivots) + " pivots";
+      return result;
+    }
+    const int entering = tab.complement(leaving);
+    row = tab.ratio_test(entering, parameters);
+    if (row < 0) {
+      result.status = LcpStatus::kRayTermination;
+      result.message = "Lemke ended on a secondary ray: the LCP has no solution Lemke can reach";
+      return result;
+    }
+    leaving = tab.basic(row);
+    tab.pivot(row, entering);
+    ++result.pivots;
+    if (leaving == tab.z0()) break;
+  }
+
+  result.z = tab.z().cwiseMax(0.0);
+  check_solution(M, q, parameters, result);
+  return result;
+}
+
+}  // namespace simpact::internal
