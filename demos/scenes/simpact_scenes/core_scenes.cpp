@@ -1,0 +1,120 @@
+#include "simpact_scenes/core_scenes.h"
+
+#include <Eigen/SparseCore>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace simpact::scenes {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+void require(bool condition, const std::string& message) {
+  if (!condition) throw std::invalid_argument(message);
+}
+
+void require_positive(double value, const char* name) {
+  require(std::isfinite(value) && value > 0.0,
+          std::string(name) + " must be positive and finite, got " + std::to_string(value));
+}
+
+/// Diagonal M⁻¹ from per-DOF masses.
+SparseColMatrix diagonal_inverse_mass(const Eigen::VectorXd& masses) {
+  SparseColMatrix inverse_mass(masses.size(), masses.size());
+  inverse_mass.reserve(Eigen::VectorXi::Ones(static_cast<int>(masses.size())));
+  for (Eigen::Index i = 0; i < masses.size(); ++i) inverse_mass.insert(i, i) = 1.0 / masses[i];
+  inverse_mass.makeCompressed();
+  return inverse_mass;
+}
+
+}  // namespace
+
+ImpactProblem newtons_cradle(int balls, int incoming, double speed, const Eigen::VectorXd& masses) {
+  require(balls >= 2, "newtons_cradle needs at least 2 balls, got " + std::to_string(balls));
+  require(incoming >= 0 && incoming <= balls,
+          "newtons_cradle: incoming must be in [0, balls], got " + std::to_string(incoming));
+  require(std::isfinite(speed), "newtons_cradle: speed must be finite");
+  require(masses.size() == 0 || masses.size() == balls,
+          "newtons_cradle: masses must be empty or have one entry per ball");
+  const Eigen::VectorXd m = masses.size() == 0 ? Eigen::VectorXd::Ones(balls) : masses;
+  for (Eigen::Index i = 0; i < m.size(); ++i) require_positive(m[i], "newtons_cradle mass");
+
+  ImpactProblem problem;
+  problem.inverse_mass = diagonal_inverse_mass(m);
+
+  // Contact i: gap x_{i+1} − x_i − (r_i + r_{i+1}), gradient −e_i + e_{i+1}.
+  const int contacts = balls - 1;
+  problem.normals.resize(contacts, balls);
+  problem.normals.reserve(Eigen::VectorXi::Constant(contacts, 2));
+  for (int i = 0; i < contacts; ++i) {
+    problem.normals.insert(i, i) = -1.0;
+    problem.normals.insert(i, i + 1) = 1.0;
+  }
+  problem.normals.makeCompressed();
+
+  problem.velocity = Eigen::VectorXd::Zero(balls);
+  problem.velocity.head(incoming).setConstant(speed);
+  return problem;
+}
+
+ImpactProblem ball_chain(int balls, double speed) { return newtons_cradle(balls, 1, speed); }
+
+ImpactProblem two_balls_wall(const Eigen::Vector2d& masses, const Eigen::Vector2d& velocity) {
+  require_positive(masses[0], "two_balls_wall mass 1");
+  require_positive(masses[1], "two_balls_wall mass 2");
+  Eigen::Matrix2d normals;
+  normals << 1.0, 0.0,  // u: wall–ball 1, gap x1 − r
+      -1.0, 1.0;        // v: ball 1–ball 2, gap x2 − x1 − 2r
+  return ImpactProblem::from_dense(masses.cwiseInverse().asDiagonal().toDenseMatrix(), normals,
+                                   velocity);
+}
+
+ImpactProblem billiard_break(double theta, double ra, double rb, double rc, double ma, double mb,
+                             double mc, double speed) {
+  require(std::isfinite(theta) && theta > 0.0 && theta <= kPi,
+          "billiard_break: theta must be in (0, pi], got " + std::to_string(theta));
+  require_positive(ra, "billiard_break ra");
+  require_positive(rb, "billiard_break rb");
+  require_positive(rc, "billiard_break rc");
+  require_positive(ma, "billiard_break ma");
+  require_positive(mb, "billiard_break mb");
+  require_positive(mc, "billiard_break mc");
+  require(std::isfinite(speed), "billiard_break: speed must be finite");
+
+  // c at the origin; a and b on either side of the +x bisector.
+  const double half = 0.5 * theta;
+  const Eigen::Vector2d dir_a(std::cos(half), std::sin(half));   // unit c→a
+  const Eigen::Vector2d dir_b(std::cos(half), -std::sin(half));  // unit c→b
+
+  // ∇φ_a: ∂/∂q_a = (q_a − q_c)/|q_a − q_c| = dir_a, ∂/∂q_c = −dir_a.
+  Eigen::MatrixXd normals = Eigen::MatrixXd::Zero(2, 6);
+  normals.block<1, 2>(0, 0) = dir_a.transpose();
+  normals.block<1, 2>(0, 4) = -dir_a.transpose();
+  normals.block<1, 2>(1, 2) = dir_b.transpose();
+  normals.block<1, 2>(1, 4) = -dir_b.transpose();
+
+  Eigen::VectorXd masses(6);
+  masses << ma, ma, mb, mb, mc, mc;
+  Eigen::VectorXd velocity = Eigen::VectorXd::Zero(6);
+  velocity[4] = speed;
+
+  ImpactProblem problem;
+  problem.inverse_mass = diagonal_inverse_mass(masses);
+  problem.normals = normals.sparseView();
+  problem.velocity = velocity;
+  return problem;
+}
+
+double billiard_min_angle(double ra, double rb, double rc) {
+  require_positive(ra, "billiard_min_angle ra");
+  require_positive(rb, "billiard_min_angle rb");
+  require_positive(rc, "billiard_min_angle rc");
+  const double da = ra + rc, db = rb + rc, dab = ra + rb;
+  return std::acos((da * da + db * db - dab * dab) / (2.0 * da * db));
+}
+
+}  // namespace simpact::scenes

@@ -1,0 +1,51 @@
+// simpact scenes — ImpactProblems shared by tests, demos and benchmarks.
+//
+// Every scene is a frozen configuration at the instant of impact, in the
+// conventions of simpact/impact_problem.h: row i of J is the gradient of
+// contact i's gap function, so u = J v > 0 separates and u < 0 approaches.
+// Functions throw std::invalid_argument on arguments that describe no scene
+// (fewer than two balls, a non-positive mass, ...).
+#pragma once
+
+#include <simpact/impact_problem.h>
+
+#include <Eigen/Core>
+
+namespace simpact::scenes {
+
+/// Newton's cradle: `balls` balls on a line, each touching the next; q is the
+/// position of every ball along the line. The first `incoming` balls move at
+/// +speed towards the others, the rest are at rest. Contact i (0-based) is
+/// between balls i and i+1, with row J_i = [.., −1 (ball i), +1 (ball i+1), ..]
+/// (the gap x_{i+1} − x_i − r_i − r_{i+1}). `masses` is empty (all 1) or has
+/// one positive entry per ball. Matrices are assembled sparse, so thousands of
+/// balls are cheap.
+ImpactProblem newtons_cradle(int balls, int incoming, double speed,
+                             const Eigen::VectorXd& masses = Eigen::VectorXd());
+
+/// A chain of `balls` equal unit masses struck by its first ball at +speed:
+/// the one-incoming cradle, used by the N = 3..1000 benchmarks.
+ImpactProblem ball_chain(int balls, double speed);
+
+/// Two balls on a line against a wall (003 §II-C.1 and §III-B), q = [x1, x2],
+/// wall on the −x side of ball 1. Contact 0 (wall–ball 1): u = [1, 0];
+/// contact 1 (ball 1–ball 2): v = [−1, 1]. A velocity towards the wall is
+/// negative. M⁻¹ = diag(1/masses).
+ImpactProblem two_balls_wall(const Eigen::Vector2d& masses, const Eigen::Vector2d& velocity);
+
+/// Billiard break of 000 §VII-A (Fig. 4): planar q = [xa, ya, xb, yb, xc, yc],
+/// cue ball c at the origin touching a and b; the angle between the centre
+/// lines c→a and c→b is `theta`, their bisector is +x and c moves along it at
+/// `speed`; a and b are at rest. Contact 0 is a–c, contact 1 is b–c, each row
+/// the gradient of φ = |q_a − q_c| − (r_a + r_c) (unit Euclidean length), so
+/// J v > 0 separates. (000 prints the negated rows; the sign does not change
+/// any inner product.) M⁻¹ = diag(1/ma, 1/ma, 1/mb, 1/mb, 1/mc, 1/mc).
+ImpactProblem billiard_break(double theta, double ra, double rb, double rc, double ma, double mb,
+                             double mc, double speed);
+
+/// Smallest theta of billiard_break at which a and b still do not overlap
+/// (they touch): law of cosines with sides r_a + r_c, r_b + r_c, r_a + r_b.
+/// π/3 for equal radii.
+double billiard_min_angle(double ra, double rb, double rc);
+
+}  // namespace simpact::scenes
