@@ -1,0 +1,158 @@
+#include <simpact_cli/cli.h>
+
+#include <simpact/impact_problem.h>
+#include <simpact_cli/resolve.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <istream>
+#include <ostream>
+#include <string>
+#include <system_error>
+
+namespace simpact::cli {
+namespace {
+
+constexpr std::string_view kResolveHelp = R"(resolve input: one JSON object with the keys
+  velocity             v, n numbers
+  normals              J, m rows of n numbers; row i is contact i's normal
+                       covector, J v > 0 separating (m may be 0: [])
+  inverse_mass | mass | masses
+                       exactly one: n x n inverse mass (symmetric PSD),
+                       n x n mass (symmetric positive definite), or n
+                       positive diagonal masses
+  offsets              b, m numbers: u = J v + b               (default 0)
+  restitution          R in [0, 1]                             (default 1)
+  law                  propagative                   (default propagative)
+  policy               most_negative | least_negative | time_of_impact |
+                       index | random | all        (default most_negative)
+  toi                  m times of impact; required by time_of_impact
+  seed                 integer >= 0, for policy random
+  max_reflections      integer >= 0; 0 = automatic cap
+  enumeration_budget   integer >= 1; total reflections for policy all
+)";
+
+// A message from the core or from nlohmann could in principle hold a line
+// break; callers of the tool rely on exactly one line per error.
+std::string one_line(std::string message) {
+  std::replace_if(
+      message.begin(), message.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  return message;
+}
+
+int report_error(std::ostream& err, const std::string& message, int exit_code) {
+  err << "error: " << one_line(message) << '\n';
+  return exit_code;
+}
+
+int usage_error(std::ostream& err, const std::string& message) {
+  err << "simpact: " << message << "\n\n";
+  print_usage(err);
+  return kExitUsage;
+}
+
+const Subcommand* find_subcommand(std::string_view name) {
+  const auto& table = subcommands();
+  const auto found = std::find_if(table.begin(), table.end(), [name](const Subcommand& command) {
+    return command.name == name;
+  });
+  return found == table.end() ? nullptr : &*found;
+}
+
+bool is_help(std::string_view argument) { return argument == "--help" || argument == "-h"; }
+
+int run_on_file(const Subcommand& command, const std::string& path, std::ostream& out,
+                std::ostream& err) {
+  std::error_code ignored;
+  // An ifstream opens a directory without complaint on POSIX and then reads
+  // nothing, which would surface as a confusing JSON syntax error.
+  if (std::filesystem::is_directory(path, ignored)) {
+    return report_error(err, "cannot read " + quote(path) + ": it is a directory", kExitInputError);
+  }
+  errno = 0;
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    const int error = errno;
+    return report_error(err,
+                        "cannot open " + quote(path) +
+                            (error != 0 ? ": " + std::generic_category().message(error) : ""),
+                        kExitInputError);
+  }
+  return command.run(file, out, err);
+}
+
+}  // namespace
+
+const std::vector<Subcommand>& subcommands() {
+  static const std::vector<Subcommand> table = {
+      {"resolve", "resolve one simultaneous impact and print every outcome", kResolveHelp,
+       run_resolve},
+  };
+  return table;
+}
+
+void print_usage(std::ostream& out) {
+  out << "usage: simpact <command> FILE.json\n"
+         "       simpact --help\n\n"
+         "commands:\n";
+  for (const Subcommand& command : subcommands()) {
+    out << "  " << command.name << "    " << command.summary << '\n';
+  }
+  out << "\nFILE.json \"-\" reads standard input. The output is one JSON object on\n"
+         "standard output; errors are one \"error: ...\" line on standard error\n"
+         "(rows and entries counted from 0).\n";
+  for (const Subcommand& command : subcommands()) out << '\n' << command.help;
+  out << "\nexit status: 0 the law ran (the output's \"status\" says how it ended),\n"
+         "2 invalid or unreadable input, 64 command-line error, 70 internal error,\n"
+         "74 the output could not be written.\n";
+}
+
+int run(int argc, const char* const* argv, std::istream& in, std::ostream& out, std::ostream& err) {
+  const std::vector<std::string_view> arguments(argv + std::min(argc, 1), argv + argc);
+  if (std::any_of(arguments.begin(), arguments.end(), is_help)) {
+    print_usage(out);
+    return kExitSuccess;
+  }
+  if (arguments.empty()) return usage_error(err, "missing command");
+  const Subcommand* command = find_subcommand(arguments[0]);
+  if (command == nullptr) {
+    return usage_error(err, "unknown command " + quote(std::string(arguments[0])));
+  }
+  if (arguments.size() < 2) {
+    return usage_error(err, "missing FILE.json for " + std::string(command->name));
+  }
+  if (arguments.size() > 2) {
+    return usage_error(err, "unexpected argument " + quote(std::string(arguments[2])));
+  }
+  const std::string path(arguments[1]);
+  if (path == "-") return command->run(in, out, err);
+  if (path.size() > 1 && path.front() == '-') {
+    return usage_error(err, "unknown option " + quote(path));
+  }
+  return run_on_file(*command, path, out, err);
+}
+
+int run_json_command(JsonCommand command, std::istream& in, std::ostream& out, std::ostream& err) {
+  std::string text;
+  try {
+    // Rendered before anything is written, so a failure leaves `out` empty.
+    text = command(parse_json(in)).dump(2, ' ', false, Json::error_handler_t::replace);
+  } catch (const InputError& e) {
+    return report_error(err, e.what(), kExitInputError);
+  } catch (const InvalidProblem& e) {
+    return report_error(err, e.what(), kExitInputError);
+  } catch (const std::exception& e) {
+    return report_error(err, std::string("internal error: ") + e.what(), kExitInternal);
+  }
+  out << text << '\n';
+  if (!out.flush()) return report_error(err, "cannot write the output", kExitOutput);
+  return kExitSuccess;
+}
+
+int run_resolve(std::istream& in, std::ostream& out, std::ostream& err) {
+  return run_json_command(resolve_json, in, out, err);
+}
+
+}  // namespace simpact::cli
