@@ -45,8 +45,10 @@ void InertiaBlocks::analyze(const SparseColMatrix& inverse_mass, bool check_defi
 
   // Group DOFs by root with a counting sort, so blocks are ordered by their
   // smallest DOF and DOFs ascend within a block (deterministic layout).
-  std::vector<int> block_of(n);
-  std::vector<int> root_block(n, -1);
+  std::vector<int>& block_of = block_of_;
+  std::vector<int>& root_block = root_block_;
+  block_of.resize(n);
+  root_block.assign(n, -1);
   int count = 0;
   for (int i = 0; i < n; ++i) {
     const int r = find_root(parent_, i);
@@ -57,7 +59,8 @@ void InertiaBlocks::analyze(const SparseColMatrix& inverse_mass, bool check_defi
   for (int i = 0; i < n; ++i) ++block_start_[block_of[i] + 1];
   std::partial_sum(block_start_.begin(), block_start_.end(), block_start_.begin());
   dofs_.resize(n);
-  std::vector<int> fill(block_start_.begin(), block_start_.end() - 1);
+  std::vector<int>& fill = fill_;
+  fill.assign(block_start_.begin(), block_start_.end() - 1);
   for (int i = 0; i < n; ++i) dofs_[fill[block_of[i]]++] = i;
 
   mass_start_.assign(count + 1, 0);
@@ -67,7 +70,7 @@ void InertiaBlocks::analyze(const SparseColMatrix& inverse_mass, bool check_defi
   }
   mass_.assign(mass_start_.back(), 0.0);
 
-  Eigen::MatrixXd block;
+  Eigen::MatrixXd& block = block_;
   for (int b = 0; b < count; ++b) {
     const int begin = block_start_[b];
     const int size = block_start_[b + 1] - begin;

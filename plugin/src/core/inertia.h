@@ -30,7 +30,8 @@ class InertiaBlocks {
   std::vector<int> dofs_;          // DOF indices grouped by block
   std::vector<int> mass_start_;    // into mass_, blocks()+1 entries
   std::vector<double> mass_;       // column-major size² pseudo-inverse per block
-  std::vector<int> parent_;        // union–find scratch
+  std::vector<int> parent_, block_of_, root_block_, fill_;  // scratch
+  Eigen::MatrixXd block_;                                   // scratch
 };
 
 }  // namespace simpact::internal

@@ -78,7 +78,20 @@ struct PropagativeSolver::Workspace {
     Eigen::VectorXd lambda, velocity;
     std::vector<int> sequence;
   };
+  // Leaves are reused across calls (their vectors keep their storage), so a
+  // solver that has seen a size allocates nothing; leaf_count are live.
   std::vector<Leaf> leaves;
+  size_t leaf_count = 0;
+
+  void clear_leaves() { leaf_count = 0; }
+  void add_leaf(const Eigen::VectorXd& lambda, const Eigen::VectorXd& velocity,
+                const std::vector<int>& reflected) {
+    if (leaf_count == leaves.size()) leaves.emplace_back();
+    Leaf& leaf = leaves[leaf_count++];
+    leaf.lambda = lambda;
+    leaf.velocity = velocity;
+    leaf.sequence = reflected;
+  }
 };
 
 PropagativeSolver::PropagativeSolver(PropagativeParameters parameters)
@@ -104,7 +117,6 @@ class Resolution {
     ImpactResult& r = ws_.result;
     r.status = Status::kSuccess;
     r.message.clear();
-    r.outcomes.clear();
     r.energy_before = r.energy_after = 0.0;
     r.reflections = r.sequences_explored = r.reflection_cap = 0;
     r.indeterminacy.reset();
@@ -136,29 +148,29 @@ class Resolution {
 
     if (restitution > 0.0 && all) {
       enumerate_all();
-      if (ws_.leaves.empty()) {
+      if (ws_.leaf_count == 0) {
         // Every sequence hit the cap (or the budget ran out first): fall back.
         if (!ensure_plastic()) return;
-        ws_.leaves.push_back({ws_.lambda_plastic, ws_.v_plastic, {}});
+        ws_.add_leaf(ws_.lambda_plastic, ws_.v_plastic, {});
       }
     } else if (restitution > 0.0) {
-      ws_.leaves.clear();
+      ws_.clear_leaves();
       if (run_single_policy()) {
-        ws_.leaves.push_back({ws_.lambda_elastic, ws_.v, ws_.sequence});
+        ws_.add_leaf(ws_.lambda_elastic, ws_.v, ws_.sequence);
       } else {
         set_status(Status::kReflectionCapReached,
                    "reflection cap of " + std::to_string(r.reflection_cap) +
                        " reached with contacts still approaching; returned the plastic outcome");
         if (!ensure_plastic()) return;
-        ws_.leaves.push_back({ws_.lambda_plastic, ws_.v_plastic, {}});
+        ws_.add_leaf(ws_.lambda_plastic, ws_.v_plastic, {});
       }
     } else {
-      ws_.leaves.clear();
-      ws_.leaves.push_back({ws_.lambda_plastic, ws_.v_plastic, {}});
+      ws_.clear_leaves();
+      ws_.add_leaf(ws_.lambda_plastic, ws_.v_plastic, {});
     }
 
-    r.outcomes.resize(ws_.leaves.size());
-    for (size_t k = 0; k < ws_.leaves.size(); ++k) {
+    r.outcomes.resize(ws_.leaf_count);
+    for (size_t k = 0; k < ws_.leaf_count; ++k) {
       Outcome& o = r.outcomes[k];
       const auto& leaf = ws_.leaves[k];
       if (restitution >= 1.0 || restitution <= 0.0) {
@@ -333,7 +345,7 @@ class Resolution {
   // outcomes[0] is the outcome of OrderPolicy::kIndex.
   void enumerate_all() {
     ImpactResult& r = ws_.result;
-    ws_.leaves.clear();
+    ws_.clear_leaves();
     struct Frame {
       Eigen::VectorXd u, lambda, v;
       std::vector<int> candidates;
@@ -345,7 +357,7 @@ class Resolution {
     frames[0].v = p_.velocity;
     approaching_list(frames[0].u, frames[0].candidates);
     if (frames[0].candidates.empty()) {
-      ws_.leaves.push_back({frames[0].lambda, frames[0].v, {}});
+      ws_.add_leaf(frames[0].lambda, frames[0].v, {});
       r.sequences_explored = 1;
       return;
     }
@@ -397,18 +409,19 @@ class Resolution {
       set_status(Status::kReflectionCapReached,
                  std::to_string(capped) + " sequences exceeded the reflection cap of " +
                      std::to_string(r.reflection_cap) + " and were dropped" +
-                     (ws_.leaves.empty() ? "; returned the plastic outcome" : ""));
+                     (ws_.leaf_count == 0 ? "; returned the plastic outcome" : ""));
     }
   }
 
   void add_distinct_leaf(const Eigen::VectorXd& lambda, const Eigen::VectorXd& velocity,
                          const std::vector<int>& sequence) {
     const double norm = space_.impulse_norm(lambda);
-    for (const auto& leaf : ws_.leaves) {
+    for (size_t k = 0; k < ws_.leaf_count; ++k) {
+      const auto& leaf = ws_.leaves[k];
       const double scale = std::max(norm, space_.impulse_norm(leaf.lambda));
       if (space_.impulse_norm(lambda - leaf.lambda) <= params_.dedup_tolerance * scale) return;
     }
-    ws_.leaves.push_back({lambda, velocity, sequence});
+    ws_.add_leaf(lambda, velocity, sequence);
   }
 
   double indeterminacy() const {

@@ -1,0 +1,145 @@
+// Benchmark of the propagative core: time per resolution for the 3-ball
+// Newton's cradle and for a touching chain of N balls struck at one end,
+// N = 3 … 1000. Prints a table; targets (issue #2): ≤ 1 µs for the 3-ball
+// cradle, and time close to linear in the number of reflections.
+//
+// Timing is wall-clock on a noisy shared machine, so each row is the median
+// of several batches, and the linearity verdict uses a log–log slope over
+// the whole sweep measured in one run (ratios, not absolute times).
+//
+// Usage: benchmark_core [--quick] [--csv FILE]
+#include <simpact/propagative.h>
+#include <simpact_scenes/core_scenes.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Timing {
+  double median_ns = 0.0;
+  std::int64_t reflections = 0;
+  bool correct = false;
+};
+
+// Median over `batches` of the mean time of one solve in a batch long enough
+// (≥ min_batch_ns) for the clock's resolution not to matter.
+Timing time_solve(simpact::PropagativeSolver& solver, const simpact::ImpactProblem& problem,
+                  int batches, double min_batch_ns) {
+  Timing t;
+  const simpact::ImpactResult& warm = solver.solve(problem);
+  t.reflections = warm.reflections;
+  const Eigen::VectorXd& v = warm.outcomes.at(0).velocity;
+  // Equal masses: the struck end ball leaves with the striker's speed and
+  // everything else stops.
+  const double speed = problem.velocity[0];
+  t.correct = warm.status == simpact::Status::kSuccess &&
+              std::abs(v[v.size() - 1] - speed) <= 1e-9 * speed &&
+              v.head(v.size() - 1).cwiseAbs().maxCoeff() <= 1e-9 * speed;
+  int reps = 1;
+  while (true) {
+    const auto start = Clock::now();
+    for (int i = 0; i < reps; ++i) solver.solve(problem);
+    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+    if (ns >= min_batch_ns) break;
+    reps *= 2;
+  }
+  std::vector<double> samples;
+  for (int b = 0; b < batches; ++b) {
+    const auto start = Clock::now();
+    for (int i = 0; i < reps; ++i) solver.solve(problem);
+    samples.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count() / reps);
+  }
+  std::nth_element(samples.begin(), samples.begin() + batches / 2, samples.end());
+  t.median_ns = samples[static_cast<size_t>(batches / 2)];
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::string csv_path;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) {
+      quick = true;
+    } else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) {
+      csv_path = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--quick] [--csv FILE]\n", argv[0]);
+      return 64;
+    }
+  }
+  const int batches = quick ? 3 : 9;
+  const double min_batch_ns = quick ? 2e5 : 2e7;
+
+  // "full": validation + energy, as `simpact resolve` runs it; "hot path":
+  // what an engine adapter that builds its own problems uses.
+  simpact::PropagativeParameters full;
+  simpact::PropagativeParameters hot = full;
+  hot.validate_input = false;
+  hot.compute_energy = false;
+  simpact::PropagativeSolver full_solver(full), hot_solver(hot);
+
+  const simpact::ImpactProblem cradle = simpact::scenes::newtons_cradle(3, 1, 1.0);
+  const Timing cradle_full = time_solve(full_solver, cradle, batches, min_batch_ns);
+  const Timing cradle_hot = time_solve(hot_solver, cradle, batches, min_batch_ns);
+  std::printf("3-ball Newton's cradle (1 incoming, %lld reflections):\n",
+              static_cast<long long>(cradle_hot.reflections));
+  std::printf("  full checks (validate + energy): %8.1f ns per resolution\n", cradle_full.median_ns);
+  std::printf("  hot path (no validation/energy): %8.1f ns per resolution\n", cradle_hot.median_ns);
+  std::printf("  target <= 1000 ns: %s (full %.2fx of target, hot %.2fx)\n\n",
+              cradle_full.median_ns <= 1000.0 && cradle_hot.median_ns <= 1000.0 ? "met" : "MISSED",
+              cradle_full.median_ns / 1000.0, cradle_hot.median_ns / 1000.0);
+
+  std::vector<int> sizes = {3, 5, 10, 20, 50, 100, 200, 500, 1000};
+  if (quick) sizes = {3, 10, 100};
+  std::printf("%6s %8s %12s %14s %14s %12s %8s\n", "N", "contacts", "reflections", "hot ns/solve",
+              "full ns/solve", "hot ns/refl", "correct");
+  std::ofstream csv;
+  if (!csv_path.empty()) {
+    csv.open(csv_path);
+    csv << "balls,contacts,reflections,hot_ns_per_solve,full_ns_per_solve,hot_ns_per_reflection\n";
+  }
+  std::vector<double> log_refl, log_time;
+  bool all_correct = cradle_full.correct && cradle_hot.correct;
+  for (int n : sizes) {
+    const simpact::ImpactProblem chain = simpact::scenes::ball_chain(n, 1.0);
+    const Timing hot_t = time_solve(hot_solver, chain, batches, min_batch_ns);
+    const Timing full_t = time_solve(full_solver, chain, batches, min_batch_ns);
+    const double per_refl = hot_t.median_ns / static_cast<double>(std::max<std::int64_t>(1, hot_t.reflections));
+    all_correct = all_correct && hot_t.correct && full_t.correct;
+    std::printf("%6d %8d %12lld %14.1f %14.1f %12.1f %8s\n", n, chain.contacts(),
+                static_cast<long long>(hot_t.reflections), hot_t.median_ns, full_t.median_ns, per_refl,
+                hot_t.correct && full_t.correct ? "yes" : "NO");
+    if (csv) csv << n << ',' << chain.contacts() << ',' << hot_t.reflections << ',' << hot_t.median_ns
+                 << ',' << full_t.median_ns << ',' << per_refl << '\n';
+    log_refl.push_back(std::log(static_cast<double>(hot_t.reflections)));
+    log_time.push_back(std::log(hot_t.median_ns));
+  }
+  // Least-squares slope of log(time) against log(reflections): 1 is linear.
+  const double k = static_cast<double>(log_refl.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < log_refl.size(); ++i) {
+    sx += log_refl[i];
+    sy += log_time[i];
+    sxx += log_refl[i] * log_refl[i];
+    sxy += log_refl[i] * log_time[i];
+  }
+  const double slope = (k * sxy - sx * sy) / (k * sxx - sx * sx);
+  const double largest = std::exp(log_time.back() - log_time.front());
+  const double refl_ratio = std::exp(log_refl.back() - log_refl.front());
+  std::printf("\nchain: time grows as reflections^%.2f (log-log slope; 1.00 = linear); "
+              "%.0fx the reflections cost %.0fx the time\n", slope, refl_ratio, largest);
+  std::printf("outcomes correct (last ball leaves at the striker's speed): %s\n",
+              all_correct ? "yes" : "NO");
+  return all_correct ? 0 : 1;
+}
