@@ -2,6 +2,9 @@
 
 #include <simpact/impact_problem.h>
 #include <simpact_cli/resolve.h>
+#ifdef SIMPACT_CLI_HAS_SCENE
+#include <simpact_cli/scene.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -89,6 +92,9 @@ const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> table = {
       {"resolve", "resolve one simultaneous impact and print every outcome", kResolveHelp,
        run_resolve},
+#ifdef SIMPACT_CLI_HAS_SCENE
+      {"scene", "simulate a Bullet scene and print its final state", kSceneHelp, run_scene},
+#endif
   };
   return table;
 }
@@ -97,8 +103,11 @@ void print_usage(std::ostream& out) {
   out << "usage: simpact <command> FILE.json\n"
          "       simpact --help\n\n"
          "commands:\n";
+  std::size_t width = 0;
+  for (const Subcommand& command : subcommands()) width = std::max(width, command.name.size());
   for (const Subcommand& command : subcommands()) {
-    out << "  " << command.name << "    " << command.summary << '\n';
+    out << "  " << command.name << std::string(width - command.name.size() + 4, ' ')
+        << command.summary << '\n';
   }
   out << "\nFILE.json \"-\" reads standard input. The output is one JSON object on\n"
          "standard output; errors are one \"error: ...\" line on standard error\n"

@@ -1,0 +1,273 @@
+#include "simpact_scenes/bullet_scenes.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace simpact::scenes {
+namespace {
+
+// Sizes of the scenes without size arguments: a 10 cm ball and a 1 m cube
+// are well inside Bullet's tuned range (its margins are 4 cm).
+constexpr double kBallRadius = 0.05;
+constexpr double kDropBallRadius = 0.1;
+constexpr double kCubeHalfExtent = 0.5;
+constexpr double kUnitMass = 1.0;
+const Eigen::Vector3d kPaddleHalfExtents(0.05, 0.5, 0.5);
+// Relative overlap of the billiard rack's balls: rounding errors are ~1e-16
+// relative, so 1e-9 (57 pm on a pool ball) closes every rounding gap and is
+// far below any penetration Bullet corrects.
+constexpr double kRackOverlap = 1e-9;
+
+void require(bool condition, const std::string& message) {
+  if (!condition) throw std::invalid_argument(message);
+}
+
+void require_positive(double value, const char* name) {
+  require(std::isfinite(value) && value > 0.0,
+          std::string(name) + " must be positive and finite, got " + std::to_string(value));
+}
+
+void require_restitution(double restitution) {
+  require(std::isfinite(restitution) && restitution >= 0.0 && restitution <= 1.0,
+          "restitution must be in [0, 1], got " + std::to_string(restitution));
+}
+
+enum class Gravity { kOff, kOn };
+
+/// The conventions of bullet_scenes.h: every contact gets exactly r.
+void prepare(BulletWorld& world, Gravity gravity) {
+  world.set_restitution_combiner(RestitutionCombiner::kMinimum);
+  world.set_gravity(gravity == Gravity::kOn ? Eigen::Vector3d(0.0, -kStandardGravity, 0.0)
+                                            : Eigen::Vector3d::Zero());
+}
+
+/// Restitution and friction 1: a pair with the ground gets the other body's
+/// values (minimum combiner for restitution, Bullet's product for friction).
+btRigidBody* add_ground(BulletWorld& world) {
+  BodyOptions ground;
+  ground.mass = 0.0;
+  ground.restitution = 1.0;
+  ground.friction = 1.0;
+  return world.add_plane(Eigen::Vector3d::UnitY(), 0.0, ground);
+}
+
+/// A dynamic body of the scene, moving along x only when `free_on_line`.
+BodyOptions dynamic_body(double mass, double restitution, bool free_on_line) {
+  BodyOptions body;
+  body.mass = mass;
+  body.restitution = restitution;
+  if (free_on_line) {
+    body.linear_factor = Eigen::Vector3d::UnitX();
+    body.angular_factor = Eigen::Vector3d::Zero();
+    body.never_sleep = true;
+  }
+  return body;
+}
+
+/// The largest coordinate x with x − previous ≤ distance in Bullet's
+/// arithmetic. Bullet only reports sphere–sphere contacts at distance ≤ 0,
+/// and i·d rounds either way (3 × 0.1 > 0.3 in double), so "touching"
+/// balls placed naively may be 1 ulp apart and never touch; this makes them
+/// touch or overlap by at most 1 ulp.
+double place_after(double previous, double distance) {
+  const btScalar base(previous);
+  const btScalar limit(distance);
+  btScalar x = base + limit;
+  while (x - base > limit) x = std::nextafter(x, -std::numeric_limits<btScalar>::infinity());
+  return double(x);
+}
+
+}  // namespace
+
+Scene newtons_cradle(BulletWorld& world, const CradleOptions& options) {
+  require(options.balls >= 2, "newtons_cradle needs at least 2 balls");
+  require(options.incoming >= 1 && options.incoming < options.balls,
+          "newtons_cradle: incoming must be in [1, balls)");
+  require_positive(options.speed, "newtons_cradle speed");
+  require_restitution(options.restitution);
+  require_positive(options.radius, "newtons_cradle radius");
+  require_positive(options.mass, "newtons_cradle mass");
+  require(std::isfinite(options.gap) && options.gap >= 0.0, "newtons_cradle: gap must be >= 0");
+  if (options.strings) require_positive(options.string_length, "newtons_cradle string_length");
+  prepare(world, options.strings ? Gravity::kOn : Gravity::kOff);
+
+  Scene scene;
+  scene.strike_time = options.gap / options.speed;
+  const double diameter = 2.0 * options.radius;
+  double previous_x = 0.0;  // of the previous ball
+  for (int i = 0; i < options.balls; ++i) {
+    BodyOptions ball = dynamic_body(options.mass, options.restitution, !options.strings);
+    ball.friction = 0.0;
+    ball.never_sleep = true;
+    if (i > 0) {
+      const double spacing = diameter + (i == options.incoming ? options.gap : 0.0);
+      ball.position.x() = place_after(previous_x, spacing);
+    }
+    previous_x = ball.position.x();
+    if (i < options.incoming) {
+      ball.velocity.x() = options.speed;
+      // Swinging about the pivot: v = ω × (x − pivot) with x − pivot = −L ŷ.
+      if (options.strings) ball.angular_velocity.z() = options.speed / options.string_length;
+    }
+    btRigidBody* body = world.add_sphere(options.radius, ball);
+    if (options.strings) {
+      world.add_point2point(body, ball.position + options.string_length * Eigen::Vector3d::UnitY());
+    }
+    scene.bodies.push_back(body);
+  }
+  return scene;
+}
+
+Scene ball_chain(BulletWorld& world, int balls, double speed, double restitution) {
+  CradleOptions chain;
+  chain.balls = balls;
+  chain.speed = speed;
+  chain.restitution = restitution;
+  chain.radius = kBallRadius;
+  chain.mass = kUnitMass;
+  chain.strings = false;
+  return newtons_cradle(world, chain);
+}
+
+Scene ball_drop(BulletWorld& world, double height, double restitution) {
+  require(std::isfinite(height) && height >= 0.0, "ball_drop: height must be >= 0");
+  require_restitution(restitution);
+  prepare(world, Gravity::kOn);
+  Scene scene;
+  scene.ground = add_ground(world);
+  BodyOptions ball = dynamic_body(kUnitMass, restitution, false);
+  ball.position.y() = kDropBallRadius + height;
+  scene.bodies.push_back(world.add_sphere(kDropBallRadius, ball));
+  scene.strike_time = std::sqrt(2.0 * height / kStandardGravity);
+  return scene;
+}
+
+Scene head_on(BulletWorld& world, double m1, double m2, double v1, double v2, double restitution) {
+  require_positive(m1, "head_on m1");
+  require_positive(m2, "head_on m2");
+  require(std::isfinite(v1) && std::isfinite(v2), "head_on: velocities must be finite");
+  require_restitution(restitution);
+  prepare(world, Gravity::kOff);
+  Scene scene;
+  const double masses[2] = {m1, m2};
+  const double velocities[2] = {v1, v2};
+  for (int i = 0; i < 2; ++i) {
+    BodyOptions ball = dynamic_body(masses[i], restitution, true);
+    ball.position.x() = i * 2.0 * kBallRadius;
+    ball.velocity.x() = velocities[i];
+    scene.bodies.push_back(world.add_sphere(kBallRadius, ball));
+  }
+  return scene;
+}
+
+Scene kinematic_paddle(BulletWorld& world, double paddle_speed, double ball_speed,
+                       double restitution) {
+  require(std::isfinite(paddle_speed) && std::isfinite(ball_speed),
+          "kinematic_paddle: speeds must be finite");
+  require_restitution(restitution);
+  prepare(world, Gravity::kOff);
+  Scene scene;
+  BodyOptions paddle;
+  paddle.mass = 0.0;
+  paddle.kinematic = true;
+  paddle.restitution = 1.0;
+  paddle.position.x() = -kBallRadius - kPaddleHalfExtents.x();
+  paddle.velocity.x() = paddle_speed;
+  scene.paddle = world.add_box(kPaddleHalfExtents, paddle);
+  BodyOptions ball = dynamic_body(kUnitMass, restitution, true);
+  ball.velocity.x() = ball_speed;
+  scene.bodies.push_back(world.add_sphere(kBallRadius, ball));
+  return scene;
+}
+
+Scene box_on_ground(BulletWorld& world, double drop_height, double restitution) {
+  require(std::isfinite(drop_height) && drop_height >= 0.0,
+          "box_on_ground: drop_height must be >= 0");
+  require_restitution(restitution);
+  prepare(world, Gravity::kOn);
+  Scene scene;
+  scene.ground = add_ground(world);
+  BodyOptions box = dynamic_body(kUnitMass, restitution, false);
+  box.position.y() = kCubeHalfExtent + drop_height;
+  scene.bodies.push_back(world.add_box(Eigen::Vector3d::Constant(kCubeHalfExtent), box));
+  scene.strike_time = std::sqrt(2.0 * drop_height / kStandardGravity);
+  return scene;
+}
+
+Scene box_stack(BulletWorld& world, int boxes, double restitution) {
+  require(boxes >= 1, "box_stack needs at least 1 box");
+  require_restitution(restitution);
+  prepare(world, Gravity::kOn);
+  Scene scene;
+  scene.ground = add_ground(world);
+  for (int i = 0; i < boxes; ++i) {
+    BodyOptions box = dynamic_body(kUnitMass, restitution, false);
+    box.position.y() = (2 * i + 1) * kCubeHalfExtent;
+    scene.bodies.push_back(world.add_box(Eigen::Vector3d::Constant(kCubeHalfExtent), box));
+  }
+  return scene;
+}
+
+Scene billiard_break(BulletWorld& world, const BilliardOptions& options) {
+  require_positive(options.speed, "billiard_break speed");
+  require_restitution(options.restitution);
+  require_positive(options.radius, "billiard_break radius");
+  require_positive(options.mass, "billiard_break mass");
+  require(std::isfinite(options.friction) && options.friction >= 0.0,
+          "billiard_break: friction must be >= 0");
+  require(std::isfinite(options.gap) && options.gap >= 0.0, "billiard_break: gap must be >= 0");
+  prepare(world, Gravity::kOn);
+  Scene scene;
+  scene.ground = add_ground(world);
+  scene.strike_time = options.gap / options.speed;
+  const double r = options.radius;
+  auto add_ball = [&](double x, double z, double speed) {
+    BodyOptions ball = dynamic_body(options.mass, options.restitution, false);
+    ball.friction = options.friction;
+    ball.position = Eigen::Vector3d(x, r, z);
+    ball.velocity.x() = speed;
+    scene.bodies.push_back(world.add_sphere(r, ball));
+  };
+  add_ball(0.0, 0.0, options.speed);
+  // Rows of a close-packed triangle are √3 r apart and neighbours touch; the
+  // rack is shrunk by kRackOverlap so that rounding (of √3, of k·r) cannot
+  // open gaps that Bullet would report as no contact.
+  const double apex = place_after(0.0, 2.0 * r + options.gap);
+  const double pitch = r * (1.0 - kRackOverlap);
+  constexpr int kRows = 5;
+  for (int row = 0; row < kRows; ++row) {
+    for (int j = 0; j <= row; ++j) {
+      add_ball(apex + row * std::sqrt(3.0) * pitch, (2 * j - row) * pitch, 0.0);
+    }
+  }
+  return scene;
+}
+
+Scene box_pile(BulletWorld& world, const BoxPileOptions& options) {
+  require(options.columns >= 1 && options.layers >= 1, "box_pile needs at least one box");
+  require_positive(options.half_extent, "box_pile half_extent");
+  require(std::isfinite(options.spacing) && options.spacing >= 0.0,
+          "box_pile: spacing must be >= 0");
+  require(std::isfinite(options.height) && options.height >= 0.0,
+          "box_pile: height must be >= 0");
+  require_restitution(options.restitution);
+  prepare(world, Gravity::kOn);
+  Scene scene;
+  scene.ground = add_ground(world);
+  const double pitch = 2.0 * options.half_extent + options.spacing;
+  for (int layer = 0; layer < options.layers; ++layer) {
+    const double shift = (layer % 2) * 0.5 * pitch;
+    for (int column = 0; column < options.columns; ++column) {
+      BodyOptions box = dynamic_body(kUnitMass, options.restitution, false);
+      box.friction = options.friction;
+      box.position = Eigen::Vector3d(column * pitch + shift,
+                                     options.height + options.half_extent + layer * pitch, 0.0);
+      scene.bodies.push_back(world.add_box(Eigen::Vector3d::Constant(options.half_extent), box));
+    }
+  }
+  return scene;
+}
+
+}  // namespace simpact::scenes

@@ -1,0 +1,120 @@
+// simpact scenes — Bullet scenes built on a BulletWorld, shared by the demos,
+// the Bullet scenario tests and the benchmarks.
+//
+// Common conventions of every builder:
+//  - y is up; a ground or table is the static plane y = 0.
+//  - Restitution: the builder sets the world's restitution combiner to
+//    kMinimum, gives every body the scene's restitution r and the ground 1,
+//    so every contact (ball–ball as well as ball–ground) has exactly r.
+//    Bullet's default product would give two balls r².
+//  - Gravity: the builder sets the world's gravity: zero for scenes "free on
+//    a line", (0, −kStandardGravity, 0) otherwise.
+//  - Free on a line: bodies move along x only (linear factor (1, 0, 0),
+//    angular factor 0), like the 3-ball system of 000 Fig. 2a.
+//  - Bodies in scenes whose speeds may be slow never sleep (Bullet would
+//    freeze a body below 0.8 m/s after 2 s).
+// Builders throw std::invalid_argument for arguments that describe no scene.
+#pragma once
+
+#include "simpact_scenes/bullet_world.h"
+
+#include <vector>
+
+namespace simpact::scenes {
+
+/// What a builder made. `bodies` are the dynamic bodies, in the order each
+/// builder documents.
+struct Scene {
+  std::vector<btRigidBody*> bodies;
+  btRigidBody* ground = nullptr;  ///< the static plane, when the scene has one
+  btRigidBody* paddle = nullptr;  ///< the kinematic body of kinematic_paddle
+  /// When the first impact happens, if the builder knows: 0 for touching
+  /// bodies (the impact is in the first step) [s].
+  double strike_time = 0.0;
+};
+
+struct CradleOptions {
+  int balls = 3;     ///< 3 or 5 for the demo; any number ≥ 2 works
+  int incoming = 1;  ///< the first `incoming` balls move at `speed` along +x; < balls
+  double speed = 1.0;        ///< [m/s] > 0
+  double restitution = 1.0;  ///< in [0, 1]
+  double radius = 0.05;      ///< [m]
+  double mass = 1.0;         ///< [kg], every ball
+  /// Distance between the last incoming ball and the first resting one [m];
+  /// 0 = exactly touching. Balls within each group always touch.
+  double gap = 0.0;
+  /// true: each ball hangs from a fixed pivot `string_length` above it on a
+  /// point-to-point joint, gravity on; its initial angular velocity is the
+  /// swing's (speed / string_length about z). false: free on a line, gravity off.
+  bool strings = true;
+  double string_length = 1.0;  ///< [m]
+};
+
+/// Newton's cradle along +x, ball 0 at the origin. Bodies: the balls in
+/// order along x. strike_time = gap / speed (exact for free balls, first
+/// order on strings). Frictionless.
+Scene newtons_cradle(BulletWorld& world, const CradleOptions& options);
+
+/// A touching chain of `balls` free balls on a line struck at one end: the
+/// free, single-incoming cradle (radius 0.05 m, 1 kg).
+Scene ball_chain(BulletWorld& world, int balls = 100, double speed = 1.0,
+                 double restitution = 1.0);
+
+/// A ball (radius 0.1 m, 1 kg) whose bottom is `height` above the ground,
+/// at rest, under gravity. Bodies: {ball}. strike_time = √(2 height / g).
+Scene ball_drop(BulletWorld& world, double height, double restitution);
+
+/// Two free balls on a line (radius 0.05 m), touching, left at the origin:
+/// masses m1, m2 and velocities v1, v2 along x (they approach when v1 > v2).
+/// Bodies: {left, right}.
+Scene head_on(BulletWorld& world, double m1, double m2, double v1, double v2,
+              double restitution = 1.0);
+
+/// A kinematic box (the paddle, half extents (0.05, 0.5, 0.5)) whose +x face
+/// touches a free ball on a line (radius 0.05 m, 1 kg) at the origin; the
+/// paddle moves at `paddle_speed` and the ball at `ball_speed` along x. An
+/// elastic strike sends the ball off at 2·paddle_speed − ball_speed.
+/// Bodies: {ball}.
+Scene kinematic_paddle(BulletWorld& world, double paddle_speed, double ball_speed = 0.0,
+                       double restitution = 1.0);
+
+/// A 1 kg cube of half extent 0.5 m, its bottom face `drop_height` above the
+/// ground (0: resting on it), under gravity. Bodies: {box}.
+Scene box_on_ground(BulletWorld& world, double drop_height = 0.0, double restitution = 0.0);
+
+/// `boxes` 1 kg cubes of half extent 0.5 m stacked on the ground, each
+/// resting on the one below. Bodies: bottom to top.
+Scene box_stack(BulletWorld& world, int boxes, double restitution = 0.0);
+
+struct BilliardOptions {
+  double speed = 5.0;          ///< of the cue ball along +x [m/s]
+  double restitution = 1.0;
+  double radius = 0.028575;    ///< pool ball, 57.15 mm [m]
+  double mass = 0.17;          ///< pool ball [kg]
+  double friction = 0.0;       ///< 0: the break is pure impact, as in 000 §VII-A
+  double gap = 0.0;            ///< between the cue ball and the apex ball [m]
+};
+
+/// Billiard break on a table (the ground): a 15-ball triangular rack of
+/// touching balls, apex towards −x, and the cue ball on the x axis heading
+/// for the apex. Bodies: {cue, rack row by row (row k has k + 1 balls,
+/// ordered by z)}. strike_time = gap / speed.
+Scene billiard_break(BulletWorld& world, const BilliardOptions& options = {});
+
+struct BoxPileOptions {
+  int columns = 10;            ///< boxes per layer, along x
+  int layers = 10;
+  double half_extent = 0.1;    ///< cubes [m]
+  double spacing = 0.02;       ///< gap between neighbours, in a layer and between layers [m]
+  double height = 0.1;         ///< gap between the lowest layer and the ground [m]
+  double restitution = 0.0;
+  double friction = 0.5;
+};
+
+/// A brick-bond wall of 1 kg cubes falling onto the ground: `layers` layers
+/// of `columns` boxes, every other layer shifted by half a box, with gaps
+/// everywhere, so the layers land and pile onto each other in turn.
+/// Bodies: layer by layer from the bottom, each along +x.
+Scene box_pile(BulletWorld& world, const BoxPileOptions& options = {});
+
+}  // namespace simpact::scenes

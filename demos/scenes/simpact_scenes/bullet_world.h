@@ -1,0 +1,181 @@
+// simpact scenes — a self-contained Bullet world: the fixture of the Bullet
+// scenario tests, the demos and the benchmarks, and what `simpact scene` runs.
+//
+// BulletWorld owns everything it creates (collision configuration,
+// dispatcher, broadphase, solvers, dynamics world, shapes, motion states,
+// bodies, joints) and frees it on destruction. The constraint solver is one
+// of Bullet's stock solvers, or simpact's ImpactSolver in front of one.
+//
+// Conventions: SI units, y up (gravity (0, −9.81, 0) unless told otherwise).
+// Values cross the API in double (Eigen) whatever btScalar is, so the same
+// code runs on single- and double-precision Bullet.
+#pragma once
+
+#include <simpact/bullet/impact_solver.h>
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+
+#include <LinearMath/btQuaternion.h>
+#include <LinearMath/btVector3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+class btBroadphaseInterface;
+class btCollisionConfiguration;
+class btCollisionDispatcher;
+class btCollisionShape;
+class btDiscreteDynamicsWorld;
+class btMLCPSolverInterface;
+class btMotionState;
+class btPoint2PointConstraint;
+class btRigidBody;
+class btTypedConstraint;
+
+namespace simpact::scenes {
+
+/// Standard gravity [m/s²].
+inline constexpr double kStandardGravity = 9.81;
+
+enum class SolverKind {
+  kStockSi,           ///< btSequentialImpulseConstraintSolver
+  kStockNncg,         ///< btNNCGConstraintSolver
+  kStockMlcpDantzig,  ///< btMLCPSolver + btDantzigSolver
+  kStockMlcpLemke,    ///< btMLCPSolver + btLemkeSolver
+  kSimpact,           ///< simpact::bullet::ImpactSolver in front of a stock solver
+};
+
+/// Every kind, in declaration order.
+const std::vector<SolverKind>& solver_kinds();
+/// "stock_si", "stock_nncg", "stock_mlcp_dantzig", "stock_mlcp_lemke", "simpact".
+const char* to_string(SolverKind kind);
+/// The kind named by to_string(), or nullopt.
+std::optional<SolverKind> parse_solver_kind(std::string_view name);
+
+/// How the restitution of a contact is combined from its two bodies'.
+enum class RestitutionCombiner {
+  kProduct,  ///< Bullet's default: e_A · e_B.
+  /// min(e_A, e_B): a scene can give every body its restitution r and the
+  /// ground 1, and every pair (ball–ball as well as ball–ground) gets r.
+  kMinimum,
+};
+
+struct WorldOptions {
+  SolverKind solver = SolverKind::kStockSi;
+  /// The stock solver behind simpact (kSimpact only); must not be kSimpact.
+  SolverKind base = SolverKind::kStockSi;
+  bullet::ImpactSolverConfig simpact;  ///< kSimpact only
+  Eigen::Vector3d gravity{0.0, -kStandardGravity, 0.0};
+  RestitutionCombiner restitution_combiner = RestitutionCombiner::kProduct;
+};
+
+/// A rigid body. Defaults are Bullet's (restitution 0, friction 0.5).
+struct BodyOptions {
+  /// [kg]; 0 makes the body static, or kinematic when `kinematic`.
+  double mass = 1.0;
+  /// Moves at `velocity` and `angular_velocity` whatever hits it (Bullet's
+  /// kinematic body: infinitely massive, so `mass` must be 0).
+  bool kinematic = false;
+  Eigen::Vector3d position = Eigen::Vector3d::Zero();
+  Eigen::Quaterniond orientation = Eigen::Quaterniond::Identity();
+  Eigen::Vector3d velocity = Eigen::Vector3d::Zero();          ///< of the centre of mass [m/s]
+  Eigen::Vector3d angular_velocity = Eigen::Vector3d::Zero();  ///< world frame [rad/s]
+  double restitution = 0.0;
+  double friction = 0.5;
+  /// Per-axis multipliers of velocity changes (Bullet's factors; 0 locks an axis).
+  Eigen::Vector3d linear_factor = Eigen::Vector3d::Ones();
+  Eigen::Vector3d angular_factor = Eigen::Vector3d::Ones();
+  /// Never put the body to sleep. Bullet freezes a body slower than 0.8 m/s
+  /// for 2 s; scenes with slow motion that must go on ask for this.
+  bool never_sleep = false;
+};
+
+class BulletWorld {
+ public:
+  /// Throws std::invalid_argument for a kSimpact base of kSimpact.
+  explicit BulletWorld(const WorldOptions& options = {});
+  ~BulletWorld();
+  BulletWorld(const BulletWorld&) = delete;
+  BulletWorld& operator=(const BulletWorld&) = delete;
+
+  // Bodies. Throw std::invalid_argument for an invalid description (negative
+  // or non-finite mass, a kinematic or plane body with mass, a non-positive
+  // size, a zero normal). The world owns the returned body.
+  btRigidBody* add_sphere(double radius, const BodyOptions& body);
+  btRigidBody* add_box(const Eigen::Vector3d& half_extents, const BodyOptions& body);
+  /// The static plane {x : normal·x = offset} (normal need not be unit).
+  /// `body.position` and `orientation` move the plane as a whole.
+  btRigidBody* add_plane(const Eigen::Vector3d& normal, double offset, const BodyOptions& body);
+  /// Ball joint holding `body`'s material point at `pivot_world` (now) to
+  /// that fixed point of space.
+  btPoint2PointConstraint* add_point2point(btRigidBody* body, const Eigen::Vector3d& pivot_world);
+
+  /// `steps` fixed steps of dt: stepSimulation(dt, 1, dt) each, after moving
+  /// every kinematic body by its velocity through its motion state.
+  void step(double dt, int steps = 1);
+  double time() const { return time_; }
+
+  void set_gravity(const Eigen::Vector3d& gravity);
+  Eigen::Vector3d gravity() const;
+  void set_restitution_combiner(RestitutionCombiner combiner);
+
+  // Sums over the dynamic bodies (static and kinematic ones carry no energy).
+  double kinetic_energy() const;        ///< ½ m v² + ½ ωᵀ I ω [J]
+  double potential_energy() const;      ///< −m g·x, zero at the origin [J]
+  double energy() const { return kinetic_energy() + potential_energy(); }
+  Eigen::Vector3d linear_momentum() const;  ///< Σ m v [kg·m/s]
+
+  /// Impacts resolved by simpact so far; 0 for a stock solver.
+  std::int64_t impacts() const;
+  /// nullptr unless the solver is kSimpact.
+  bullet::ImpactSolver* impact_solver() const { return impact_solver_.get(); }
+
+  /// Every body in the order added (static, kinematic and dynamic).
+  const std::vector<btRigidBody*>& bodies() const { return body_list_; }
+  btDiscreteDynamicsWorld& dynamics_world() const { return *world_; }
+  const WorldOptions& options() const { return options_; }
+
+ private:
+  struct Kinematic {
+    btRigidBody* body;
+    btVector3 velocity;
+    btVector3 angular_velocity;
+  };
+
+  btRigidBody* add_body(std::unique_ptr<btCollisionShape> shape, const BodyOptions& body);
+
+  WorldOptions options_;
+  double time_ = 0.0;
+  // Declaration order is destruction order reversed: the world goes before
+  // the solvers, broadphase and dispatcher it uses.
+  std::unique_ptr<btCollisionConfiguration> collision_configuration_;
+  std::unique_ptr<btCollisionDispatcher> dispatcher_;
+  std::unique_ptr<btBroadphaseInterface> broadphase_;
+  std::unique_ptr<btMLCPSolverInterface> mlcp_interface_;
+  std::unique_ptr<btConstraintSolver> stock_solver_;
+  std::unique_ptr<bullet::ImpactSolver> impact_solver_;
+  std::unique_ptr<btDiscreteDynamicsWorld> world_;
+  std::vector<std::unique_ptr<btCollisionShape>> shapes_;
+  std::vector<std::unique_ptr<btMotionState>> motion_states_;
+  std::vector<std::unique_ptr<btRigidBody>> bodies_;
+  std::vector<std::unique_ptr<btTypedConstraint>> constraints_;
+  std::vector<btRigidBody*> body_list_;
+  std::vector<Kinematic> kinematics_;
+};
+
+// Conversions and state of one body, in double.
+btVector3 to_bullet(const Eigen::Vector3d& v);
+btQuaternion to_bullet(const Eigen::Quaterniond& q);
+Eigen::Vector3d to_eigen(const btVector3& v);
+Eigen::Vector3d position(const btRigidBody& body);
+Eigen::Quaterniond orientation(const btRigidBody& body);
+Eigen::Vector3d velocity(const btRigidBody& body);
+Eigen::Vector3d angular_velocity(const btRigidBody& body);
+/// ½ m v² + ½ ωᵀ I ω; 0 for static and kinematic bodies.
+double kinetic_energy(const btRigidBody& body);
+
+}  // namespace simpact::scenes

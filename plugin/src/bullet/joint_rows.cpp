@@ -1,0 +1,268 @@
+#include "bullet/joint_rows.h"
+
+#include <BulletDynamics/ConstraintSolver/btContactSolverInfo.h>
+#include <BulletDynamics/ConstraintSolver/btTypedConstraint.h>
+#include <BulletDynamics/Dynamics/btRigidBody.h>
+#include <LinearMath/btAlignedObjectArray.h>
+
+#include <Eigen/Eigenvalues>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace simpact::bullet::internal {
+namespace {
+
+// One row of the getInfo2 scratch, in btScalars. The four Jacobian blocks are
+// whole btVector3 slots (4 scalars, 16-byte aligned): point-to-point and hinge
+// write complete btVector3s, w component included.
+constexpr int kJ1Linear = 0;
+constexpr int kJ1Angular = 4;
+constexpr int kJ2Linear = 8;
+constexpr int kJ2Angular = 12;
+constexpr int kError = 16;
+constexpr int kCfm = 17;
+constexpr int kLower = 18;
+constexpr int kUpper = 19;
+constexpr int kRowSkip = 20;
+static_assert(kRowSkip * sizeof(btScalar) % 16 == 0,
+              "every row's btVector3 slots must stay 16-byte aligned");
+static_assert(sizeof(btVector3) == 4 * sizeof(btScalar), "btVector3 is four btScalars");
+
+/// getInfo2 scratch for one constraint, preset as btSequentialImpulseConstraint-
+/// Solver::convertJoint presets its rows: zero Jacobians and errors, cfm =
+/// m_globalCfm, bounds ∓SIMD_INFINITY.
+class RowScratch {
+ public:
+  btTypedConstraint::btConstraintInfo2 prepare(int rows, const btContactSolverInfo& info) {
+    // One spare row: a constraint writing one row past its getInfo1 count
+    // would corrupt the next row in the stock solver; here it costs nothing.
+    data_.resize((rows + 1) * kRowSkip);
+    for (int i = 0; i < data_.size(); ++i) data_[i] = btScalar(0);
+    for (int j = 0; j <= rows; ++j) {
+      btScalar* row = &data_[j * kRowSkip];
+      row[kCfm] = info.m_globalCfm;
+      row[kLower] = -SIMD_INFINITY;
+      row[kUpper] = SIMD_INFINITY;
+    }
+    btScalar* base = &data_[0];
+    btTypedConstraint::btConstraintInfo2 info2;
+    info2.fps = btScalar(1) / info.m_timeStep;
+    info2.erp = info.m_erp;
+    info2.m_J1linearAxis = base + kJ1Linear;
+    info2.m_J1angularAxis = base + kJ1Angular;
+    info2.m_J2linearAxis = base + kJ2Linear;
+    info2.m_J2angularAxis = base + kJ2Angular;
+    info2.rowskip = kRowSkip;
+    info2.m_constraintError = base + kError;
+    info2.cfm = base + kCfm;
+    info2.m_lowerLimit = base + kLower;
+    info2.m_upperLimit = base + kUpper;
+    info2.m_numIterations = info.m_numIterations;
+    info2.m_damping = info.m_damping;
+    return info2;
+  }
+
+  const btScalar* row(int j) const { return &data_[j * kRowSkip]; }
+
+ private:
+  btAlignedObjectArray<btScalar> data_;  // 16-byte aligned storage
+};
+
+bool is_infinite_interval(double lower, double upper) {
+  return lower <= -kInfiniteBound && upper >= kInfiniteBound;
+}
+
+void add_block(Eigen::RowVectorXd& out, int body, const btScalar* linear, const btScalar* angular) {
+  const Eigen::Index c = 6 * static_cast<Eigen::Index>(body);
+  for (int i = 0; i < 3; ++i) {
+    out[c + i] += static_cast<double>(linear[i]);
+    out[c + 3 + i] += static_cast<double>(angular[i]);
+  }
+}
+
+}  // namespace
+
+int append_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_constraints,
+                                const std::function<int(const btRigidBody*)>& body_index,
+                                int num_bodies, const btContactSolverInfo& info,
+                                Eigen::MatrixXd& G) {
+  if (num_constraints < 0 || num_bodies < 0)
+    throw std::invalid_argument("append_bilateral_joint_rows: negative count");
+  if (num_constraints > 0 && constraints == nullptr)
+    throw std::invalid_argument("append_bilateral_joint_rows: null constraint array");
+  if (!(info.m_timeStep > btScalar(0)))
+    throw std::invalid_argument("append_bilateral_joint_rows: m_timeStep must be positive");
+  const Eigen::Index n = 6 * static_cast<Eigen::Index>(num_bodies);
+  if (G.rows() == 0) {
+    G.resize(0, n);
+  } else if (G.cols() != n) {
+    throw std::invalid_argument("append_bilateral_joint_rows: G has " + std::to_string(G.cols()) +
+                                " columns, the cluster " + std::to_string(n));
+  }
+
+  const btRigidBody* const fixed_body = &btTypedConstraint::getFixedBody();
+  const auto index_of = [&](const btRigidBody& body) -> int {
+    if (&body == fixed_body) return -1;
+    const int index = body_index(&body);
+    if (index < -1 || index >= num_bodies)
+      throw std::out_of_range("append_bilateral_joint_rows: body index " + std::to_string(index) +
+                              " outside [-1, " + std::to_string(num_bodies) + ")");
+    return index;
+  };
+
+  RowScratch scratch;
+  std::vector<Eigen::RowVectorXd> rows;
+  for (int c = 0; c < num_constraints; ++c) {
+    btTypedConstraint* constraint = constraints[c];
+    if (constraint == nullptr || !constraint->isEnabled()) continue;
+    const int a = index_of(constraint->getRigidBodyA());
+    const int b = index_of(constraint->getRigidBodyB());
+    if (a < 0 && b < 0) continue;
+
+    // The stock solver's sequence (convertJoints): buildJacobian, getInfo1,
+    // then getInfo2 into preset rows.
+    constraint->buildJacobian();
+    btTypedConstraint::btConstraintInfo1 info1;
+    info1.m_numConstraintRows = 0;
+    info1.nub = 0;
+    constraint->getInfo1(&info1);
+    const int count = info1.m_numConstraintRows;
+    if (count <= 0) continue;
+    btTypedConstraint::btConstraintInfo2 info2 = scratch.prepare(count, info);
+    constraint->getInfo2(&info2);
+
+    // The stock solver clamps every bound to ±breaking threshold: a breakable
+    // joint has finite rows and is left to it (it also does the breaking).
+    const double threshold = static_cast<double>(constraint->getBreakingImpulseThreshold());
+    for (int j = 0; j < count; ++j) {
+      const btScalar* row = scratch.row(j);
+      const double lower = std::max(static_cast<double>(row[kLower]), -threshold);
+      const double upper = std::min(static_cast<double>(row[kUpper]), threshold);
+      if (!is_infinite_interval(lower, upper)) continue;
+      Eigen::RowVectorXd g = Eigen::RowVectorXd::Zero(n);
+      if (a >= 0) add_block(g, a, row + kJ1Linear, row + kJ1Angular);
+      if (b >= 0) add_block(g, b, row + kJ2Linear, row + kJ2Angular);
+      if (!g.allFinite() || (g.array() == 0.0).all()) continue;
+      rows.push_back(std::move(g));
+    }
+  }
+
+  const Eigen::Index old_rows = G.rows();
+  G.conservativeResize(old_rows + static_cast<Eigen::Index>(rows.size()), n);
+  for (std::size_t i = 0; i < rows.size(); ++i) G.row(old_rows + static_cast<Eigen::Index>(i)) = rows[i];
+  return static_cast<int>(rows.size());
+}
+
+Eigen::MatrixXd constrained_inverse_mass(const Eigen::MatrixXd& inverse_mass,
+                                         const Eigen::MatrixXd& G) {
+  const Eigen::Index n = inverse_mass.rows();
+  if (inverse_mass.cols() != n)
+    throw std::invalid_argument("constrained_inverse_mass: M⁻¹ is not square");
+  if (G.rows() == 0) return inverse_mass;
+  if (G.cols() != n)
+    throw std::invalid_argument("constrained_inverse_mass: G has " + std::to_string(G.cols()) +
+                                " columns, M⁻¹ " + std::to_string(n));
+  if (n % 6 != 0)
+    throw std::invalid_argument("constrained_inverse_mass: size is not 6 per body");
+
+  // Reach of each row: Σ_b |G_i,b,lin|² μ_b,lin + |G_i,b,ang|² μ_b,ang, μ the
+  // largest diagonal entry of body b's linear / angular block
+  // (kJointRankTolerance). Rows with no reach touch only immobile DOFs and
+  // constrain nothing.
+  const Eigen::Index bodies = n / 6;
+  Eigen::VectorXd mobility(2 * bodies);  // [lin_0, ang_0, lin_1, ang_1, …]
+  for (Eigen::Index h = 0; h < 2 * bodies; ++h)
+    mobility[h] = std::max(0.0, inverse_mass.diagonal().segment(3 * h, 3).maxCoeff());
+  std::vector<Eigen::Index> kept;
+  std::vector<double> scale;
+  for (Eigen::Index i = 0; i < G.rows(); ++i) {
+    double reach = 0.0;
+    for (Eigen::Index h = 0; h < 2 * bodies; ++h)
+      reach += G.row(i).segment(3 * h, 3).squaredNorm() * mobility[h];
+    if (reach > 0.0 && std::isfinite(reach)) {
+      kept.push_back(i);
+      scale.push_back(1.0 / std::sqrt(reach));
+    }
+  }
+  if (kept.empty()) return inverse_mass;
+
+  const Eigen::Index k = static_cast<Eigen::Index>(kept.size());
+  Eigen::MatrixXd scaled(k, n);
+  for (Eigen::Index r = 0; r < k; ++r) scaled.row(r) = G.row(kept[r]) * scale[r];
+  const Eigen::MatrixXd mgt = inverse_mass * scaled.transpose();  // M⁻¹Ĝᵀ, n×k
+  Eigen::MatrixXd gram = scaled * mgt;                             // Ĝ M⁻¹ Ĝᵀ
+  gram = (0.5 * (gram + gram.transpose())).eval();
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(gram);
+  if (eigen.info() != Eigen::Success)
+    throw std::runtime_error("constrained_inverse_mass: eigen-decomposition failed");
+
+  // M⁻¹Gᵀ(G M⁻¹ Gᵀ)⁺G M⁻¹ = W Wᵀ with W = M⁻¹Ĝᵀ U_r Λ_r^{-1/2} over the kept
+  // eigenpairs (row scaling does not change the exact projection).
+  std::vector<Eigen::Index> rank;
+  for (Eigen::Index j = 0; j < k; ++j)
+    if (eigen.eigenvalues()[j] > kJointRankTolerance) rank.push_back(j);
+  if (rank.empty()) return inverse_mass;
+  Eigen::MatrixXd w(n, static_cast<Eigen::Index>(rank.size()));
+  for (std::size_t r = 0; r < rank.size(); ++r) {
+    const Eigen::Index j = rank[r];
+    w.col(static_cast<Eigen::Index>(r)) =
+        mgt * eigen.eigenvectors().col(j) / std::sqrt(eigen.eigenvalues()[j]);
+  }
+  Eigen::MatrixXd result = inverse_mass;
+  result.noalias() -= w * w.transpose();
+  // Exact symmetry: both triangles get the same rounded mean.
+  for (Eigen::Index j = 0; j < n; ++j) {
+    for (Eigen::Index i = j + 1; i < n; ++i) {
+      const double mean = 0.5 * (result(i, j) + result(j, i));
+      result(i, j) = mean;
+      result(j, i) = mean;
+    }
+  }
+  return result;
+}
+
+Eigen::Matrix<double, 6, 6> body_inverse_mass(const btRigidBody& body) {
+  const btVector3& lf = body.getLinearFactor();
+  const btVector3& af = body.getAngularFactor();
+  const btMatrix3x3& inertia = body.getInvInertiaTensorWorld();
+  const double inv_mass = static_cast<double>(body.getInvMass());
+  // Bullet forms I⁻¹_world = R diag(I⁻¹_local) Rᵀ in btScalar, symmetric only
+  // to rounding (~1e-7 relative in single precision, beyond the core's
+  // kSymmetryTolerance): use the mean of the two triangles, exactly symmetric.
+  Eigen::Matrix<double, 6, 6> out = Eigen::Matrix<double, 6, 6>::Zero();
+  for (int i = 0; i < 3; ++i) {
+    out(i, i) = static_cast<double>(lf[i]) * inv_mass * static_cast<double>(lf[i]);
+    for (int j = 0; j <= i; ++j) {
+      const double mean =
+          0.5 * (static_cast<double>(inertia[i][j]) + static_cast<double>(inertia[j][i]));
+      const double value = static_cast<double>(af[i]) * mean * static_cast<double>(af[j]);
+      out(3 + i, 3 + j) = value;
+      out(3 + j, 3 + i) = value;
+    }
+  }
+  return out;
+}
+
+Eigen::Matrix<double, 6, 1> body_velocity(const btRigidBody& body) {
+  const btVector3& v = body.getLinearVelocity();
+  const btVector3& w = body.getAngularVelocity();
+  Eigen::Matrix<double, 6, 1> out;
+  out << static_cast<double>(v[0]), static_cast<double>(v[1]), static_cast<double>(v[2]),
+      static_cast<double>(w[0]), static_cast<double>(w[1]), static_cast<double>(w[2]);
+  return out;
+}
+
+void set_body_velocity(btRigidBody& body, const Eigen::Matrix<double, 6, 1>& velocity) {
+  body.setLinearVelocity(btVector3(static_cast<btScalar>(velocity[0]),
+                                   static_cast<btScalar>(velocity[1]),
+                                   static_cast<btScalar>(velocity[2])));
+  body.setAngularVelocity(btVector3(static_cast<btScalar>(velocity[3]),
+                                    static_cast<btScalar>(velocity[4]),
+                                    static_cast<btScalar>(velocity[5])));
+}
+
+}  // namespace simpact::bullet::internal

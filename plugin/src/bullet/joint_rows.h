@@ -1,0 +1,105 @@
+// Bilateral joint rows of Bullet's btTypedConstraint over an impact cluster's
+// velocity layout, and the joint-constrained inverse inertia (impact_solver.h,
+// point 3). Internal to simpact::bullet; never installed.
+//
+// Layout: a cluster of N dynamic rigid bodies has the generalized velocity
+//     v = [v_0, ω_0, v_1, ω_1, …]   (6 per body: linear then angular, world
+//                                     frame, SI units, double precision),
+// whatever btScalar is.
+//
+// Bullet's row convention (btSequentialImpulseConstraintSolver::convertJoint
+// and every getInfo2 read for 3.24): a constraint row j acts as
+//     J1lin·v_A + J1ang·ω_A + J2lin·v_B + J2ang·ω_B,
+// the B-side entries already carrying their sign (a point-to-point row is
+// [e, a_A × e] on A and [−e, −(a_B × e)] on B). A row is bilateral when both
+// of its impulse bounds, after the clamp to ±breaking threshold that the
+// stock solver applies, are infinite.
+#pragma once
+
+#include <Eigen/Core>
+
+#include <functional>
+
+class btRigidBody;
+class btTypedConstraint;
+struct btContactSolverInfo;
+
+namespace simpact::bullet::internal {
+
+/// An impulse bound at or beyond this magnitude is infinite. Bullet writes
+/// ±SIMD_INFINITY (FLT_MAX ≈ 3.4e38 or DBL_MAX) for unbounded rows; 1e30 is
+/// below both, matches the ODE-style "infinity" some constraint code uses,
+/// and is ~20 orders above any physical impulse bound [N·s or N·m·s].
+inline constexpr double kInfiniteBound = 1e30;
+
+/// Rank tolerance of the joint Gram matrix in constrained_inverse_mass.
+/// Each row of G is first scaled by its reach
+///     s_i = (Σ_b |G_i,b,lin|² μ_b,lin + |G_i,b,ang|² μ_b,ang)^½,
+/// μ_b,lin / μ_b,ang the largest diagonal entry of body b's linear / angular
+/// block of M⁻¹: the scaled Gram matrix Ĝ M⁻¹ Ĝᵀ then has a diagonal in
+/// [0, 3] whatever the units, masses and mass ratios between bodies (1 for a
+/// purely linear or purely angular row on a free body). Its eigenvalues below
+/// this are zero. A set of rows that is dependent up to an angle θ has an
+/// eigenvalue ~θ²; Bullet computes rows in btScalar, so rounding leaves
+/// exactly redundant rows (a hinge and a point-to-point at one pivot, two
+/// joints on a locked body, a closed loop) dependent up to θ ≲ 1e-6 in single
+/// precision (θ² ≲ 1e-12) and ~1e-15 in double, and the eigen-solver adds
+/// ~k·1e-16: 1e-8 is 1e4 above single-precision redundancy. Joints also
+/// drift apart: a closed loop whose joints have separated by θ keeps an
+/// eigenvalue ~c·θ² (c ≈ 1.5e-4 for a parallelogram four-bar with its
+/// coupler tilted by θ), and counting it as a constraint would lock the
+/// loop's mobility during the impact; 1e-8 tolerates that up to θ ≈ 8e-3
+/// rad there. Rows more than ~1e-4 rad away from dependence still count as
+/// independent (genuine constraints of sane bodies sit at ≳ 1e-3: 1.6e-3 for
+/// the four-bar's thin links). A dropped direction leaves a joint velocity of
+/// at most √1e-8 = 1e-4 of the free response along it, which the base
+/// solver's joint rows remove; a row whose part on mobile DOFs is below 1e-8
+/// of its reach (a rounding-level tilt of an angular row into an axis locked
+/// by an angular factor) is dropped by the same test.
+inline constexpr double kJointRankTolerance = 1e-8;
+
+/// Appends to G (k×6N; resized: G must have 0 rows or 6N columns) the
+/// bilateral rows of every enabled constraint in `constraints` with body A
+/// and/or B in the cluster; returns the number of rows appended. Limits,
+/// motors, springs and any other row with a finite bound are left to the base
+/// solver. `body_index` maps a body to its cluster index in [0, num_bodies)
+/// or −1 when it is not in the cluster (static, kinematic, another island,
+/// btTypedConstraint::getFixedBody() — which is −1 whatever body_index says);
+/// such a body contributes no columns. Constraints with neither body in the
+/// cluster are skipped, as are rows whose coefficients on the cluster are all
+/// zero or not finite.
+///
+/// Calls buildJacobian(), getInfo1() and getInfo2() as the stock solver does
+/// (fps = 1/m_timeStep, erp = m_erp, cfm preset to m_globalCfm, bounds preset
+/// to ∓SIMD_INFINITY); those only refresh the constraint's cached frames, and
+/// the stock solver recomputes them from the same positions in the same step.
+/// Throws std::invalid_argument on a bad G shape or m_timeStep ≤ 0, and
+/// std::out_of_range when body_index returns an index outside [−1, N).
+int append_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_constraints,
+                                const std::function<int(const btRigidBody*)>& body_index,
+                                int num_bodies, const btContactSolverInfo& info,
+                                Eigen::MatrixXd& G);
+
+/// M⁻¹_G = M⁻¹ − M⁻¹Gᵀ (G M⁻¹ Gᵀ)⁺ G M⁻¹: the inverse inertia of the cluster
+/// with its joints locked in (an impulse f changes v by M⁻¹_G f and keeps
+/// G Δv = 0). The pseudo-inverse uses kJointRankTolerance on the row-scaled
+/// Gram matrix, so redundant rows are harmless. The result is exactly
+/// symmetric. Returns M⁻¹ itself when G has no rows or no row reaches a
+/// mobile DOF. M⁻¹ (6N×6N, symmetric PSD) follows the 6-per-body layout.
+/// Throws std::invalid_argument on mismatched sizes.
+Eigen::MatrixXd constrained_inverse_mass(const Eigen::MatrixXd& inverse_mass,
+                                         const Eigen::MatrixXd& G);
+
+/// 6×6 inverse inertia of one body in the layout:
+/// blockdiag(D_l m⁻¹ D_l, D_a I⁻¹_world D_a), D = diag(linear / angular
+/// factor), I⁻¹_world symmetrized exactly (Bullet's is symmetric only to
+/// btScalar rounding). Zero for static and kinematic bodies (m⁻¹ = 0).
+Eigen::Matrix<double, 6, 6> body_inverse_mass(const btRigidBody& body);
+
+/// [v, ω] of the body (world frame).
+Eigen::Matrix<double, 6, 1> body_velocity(const btRigidBody& body);
+
+/// Sets the body's linear and angular velocity from [v, ω].
+void set_body_velocity(btRigidBody& body, const Eigen::Matrix<double, 6, 1>& velocity);
+
+}  // namespace simpact::bullet::internal
