@@ -60,6 +60,11 @@ constexpr double kProjectionResidual = 64 * kBulletEpsilon + 1e-12;
 /// a few ε(btScalar), amplified by the inertia ratios (≤ ~50 here); measured
 /// ≤ 11 ε in both precisions.
 constexpr double kClosedForm = 256 * kBulletEpsilon;
+/// An eigenvalue of M⁻¹_G above this × max|M⁻¹| is a mobility. The
+/// four-bar's genuine mode is 2e-3 of max|M⁻¹| (thin links); rounding noise
+/// is ~1e-16 of it, amplified by Λ^{-1/2} ≤ 1e4 for eigenpairs just above
+/// kJointRankTolerance: ≲ 1e-11.
+constexpr double kMobileEigenvalue = 1e-6;
 /// Impulse rows drawn for the projection property per scene.
 constexpr int kRandomImpulses = 20;
 constexpr double kTimeStep = 1.0 / 60.0;
@@ -708,7 +713,7 @@ int four_bar_mobility(double tilt, Vec* motion_out = nullptr, Mat* constrained_o
   // the one eigenvalue left (~1.3).
   int mobile = 0;
   for (Eigen::Index i = 0; i < eigen.eigenvalues().size(); ++i)
-    if (eigen.eigenvalues()[i] > kClosedForm * max_abs(m)) ++mobile;
+    if (eigen.eigenvalues()[i] > kMobileEigenvalue * max_abs(m)) ++mobile;
   if (motion_out) *motion_out = motion;
   if (constrained_out) *constrained_out = constrained;
   if (residual_out) *residual_out = relative_residual(g, motion);
@@ -728,8 +733,8 @@ TEST(ConstrainedInverseMass, ClosedLoopKeepsItsSingleMobility) {
 }
 
 /// kJointRankTolerance tolerates joint drift in a loop: a coupler tilted by
-/// 1 mrad leaves the loop's rows dependent up to an eigenvalue ~1.5e-10,
-/// still redundancy; by 2 cm-rad (eigenvalue ~6e-8) the loop locks.
+/// 1e-3 rad leaves the loop's rows dependent up to a scaled eigenvalue
+/// ~1.5e-10, still redundancy; tilted by 2e-2 rad (~6e-8) the loop locks.
 TEST(ConstrainedInverseMass, ClosedLoopToleratesJointDrift) {
   EXPECT_EQ(four_bar_mobility(1e-3), 1);
   EXPECT_EQ(four_bar_mobility(2e-2), 0);

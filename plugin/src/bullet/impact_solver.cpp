@@ -379,7 +379,9 @@ void resolve_cluster(ImpactSolver::Impl& s, const ImpactSolverConfig& config,
     for (int r = 0; r < m; ++r) {
       const auto& p = s.points[ids[r]];
       const double u = normals.row(r).dot(velocity) + offsets[r];  // end-of-step, as resolved
-      report.contacts.push_back({p.object_a, p.object_b, -u, result.outcomes[0].impulses[r]});
+      report.contacts.push_back({p.object_a, p.object_b, -u, result.outcomes[0].impulses[r],
+                                 p.point->getPositionWorldOnA(), p.point->getPositionWorldOnB(),
+                                 p.point->m_normalWorldOnB});
     }
     if (config.compute_indeterminacy) {
       PropagativeParameters all = parameters;

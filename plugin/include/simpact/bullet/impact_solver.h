@@ -58,6 +58,7 @@
 #include <simpact/propagative.h>
 
 #include <BulletDynamics/ConstraintSolver/btConstraintSolver.h>
+#include <LinearMath/btVector3.h>
 
 #include <cstdint>
 #include <functional>
@@ -79,8 +80,11 @@ struct ImpactReport {
   struct Contact {
     const btCollisionObject* a = nullptr;  ///< Bullet's body 0 of the manifold
     const btCollisionObject* b = nullptr;  ///< body 1 (may be static/kinematic)
-    double approach_speed = 0.0;           ///< −u before the impact, end-of-step velocity [m/s]
+    double approach_speed = 0.0;           ///< −u before the impact, as resolved (mid-step) [m/s]
     double impulse = 0.0;                  ///< λ [N·s]
+    btVector3 point_on_a{0, 0, 0};         ///< world contact point on a [m]
+    btVector3 point_on_b{0, 0, 0};         ///< world contact point on b [m]
+    btVector3 normal{0, 0, 0};             ///< unit normal from b to a
   };
   std::vector<Contact> contacts;
   const char* law = "propagative";
