@@ -71,8 +71,10 @@ inline constexpr double kJointRankTolerance = 1e-8;
 ///
 /// Calls buildJacobian(), getInfo1() and getInfo2() as the stock solver does
 /// (fps = 1/m_timeStep, erp = m_erp, cfm preset to m_globalCfm, bounds preset
-/// to ∓SIMD_INFINITY); those only refresh the constraint's cached frames, and
-/// the stock solver recomputes them from the same positions in the same step.
+/// to ∓SIMD_INFINITY); those only refresh the constraint's cached frames and
+/// limit state (btPoint2PointConstraint::buildJacobian also zeroes its
+/// applied impulse), which the stock solver recomputes from the same
+/// positions in the same step.
 /// Throws std::invalid_argument on a bad G shape or m_timeStep ≤ 0, and
 /// std::out_of_range when body_index returns an index outside [−1, N).
 int append_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_constraints,
