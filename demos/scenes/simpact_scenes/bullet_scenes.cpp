@@ -79,6 +79,23 @@ double place_after(double previous, double distance) {
   return double(x);
 }
 
+/// One 1 kg body at rest whose bottom (`half_height` below its centre) is
+/// `height` above the ground, under gravity; `add` adds it to the world.
+template <class Add>
+Scene drop_onto_ground(BulletWorld& world, const char* name, double height, double restitution,
+                       double half_height, Add add) {
+  require(std::isfinite(height) && height >= 0.0, std::string(name) + ": height must be >= 0");
+  require_restitution(restitution);
+  prepare(world, Gravity::kOn);
+  Scene scene;
+  scene.ground = add_ground(world);
+  BodyOptions body = dynamic_body(kUnitMass, restitution, false);
+  body.position.y() = half_height + height;
+  scene.bodies.push_back(add(body));
+  scene.strike_time = std::sqrt(2.0 * height / kStandardGravity);
+  return scene;
+}
+
 }  // namespace
 
 Scene newtons_cradle(BulletWorld& world, const CradleOptions& options) {
@@ -132,16 +149,10 @@ Scene ball_chain(BulletWorld& world, int balls, double speed, double restitution
 }
 
 Scene ball_drop(BulletWorld& world, double height, double restitution) {
-  require(std::isfinite(height) && height >= 0.0, "ball_drop: height must be >= 0");
-  require_restitution(restitution);
-  prepare(world, Gravity::kOn);
-  Scene scene;
-  scene.ground = add_ground(world);
-  BodyOptions ball = dynamic_body(kUnitMass, restitution, false);
-  ball.position.y() = kDropBallRadius + height;
-  scene.bodies.push_back(world.add_sphere(kDropBallRadius, ball));
-  scene.strike_time = std::sqrt(2.0 * height / kStandardGravity);
-  return scene;
+  return drop_onto_ground(world, "ball_drop", height, restitution, kDropBallRadius,
+                          [&world](const BodyOptions& ball) {
+                            return world.add_sphere(kDropBallRadius, ball);
+                          });
 }
 
 Scene head_on(BulletWorld& world, double m1, double m2, double v1, double v2, double restitution) {
@@ -183,17 +194,10 @@ Scene kinematic_paddle(BulletWorld& world, double paddle_speed, double ball_spee
 }
 
 Scene box_on_ground(BulletWorld& world, double drop_height, double restitution) {
-  require(std::isfinite(drop_height) && drop_height >= 0.0,
-          "box_on_ground: drop_height must be >= 0");
-  require_restitution(restitution);
-  prepare(world, Gravity::kOn);
-  Scene scene;
-  scene.ground = add_ground(world);
-  BodyOptions box = dynamic_body(kUnitMass, restitution, false);
-  box.position.y() = kCubeHalfExtent + drop_height;
-  scene.bodies.push_back(world.add_box(Eigen::Vector3d::Constant(kCubeHalfExtent), box));
-  scene.strike_time = std::sqrt(2.0 * drop_height / kStandardGravity);
-  return scene;
+  return drop_onto_ground(world, "box_on_ground", drop_height, restitution, kCubeHalfExtent,
+                          [&world](const BodyOptions& box) {
+                            return world.add_box(Eigen::Vector3d::Constant(kCubeHalfExtent), box);
+                          });
 }
 
 Scene box_stack(BulletWorld& world, int boxes, double restitution) {

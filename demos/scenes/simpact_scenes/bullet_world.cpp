@@ -162,7 +162,9 @@ double kinetic_energy(const btRigidBody& body) {
   const Eigen::Vector3d inverse_inertia = to_eigen(body.getInvInertiaDiagLocal());
   double rotational = 0.0;
   for (int axis = 0; axis < 3; ++axis) {
-    if (inverse_inertia[axis] > 0.0) rotational += omega[axis] * omega[axis] / inverse_inertia[axis];
+    if (inverse_inertia[axis] > 0.0) {
+      rotational += omega[axis] * omega[axis] / inverse_inertia[axis];
+    }
   }
   return 0.5 * (mass * velocity(body).squaredNorm() + rotational);
 }
@@ -269,7 +271,8 @@ btPoint2PointConstraint* BulletWorld::add_point2point(btRigidBody* body,
                                                       const Eigen::Vector3d& pivot_world) {
   require(body != nullptr, "point2point needs a body");
   require_finite(pivot_world, "pivot_world");
-  const btVector3 pivot_in_body = body->getCenterOfMassTransform().inverse() * to_bullet(pivot_world);
+  const btVector3 pivot_in_body =
+      body->getCenterOfMassTransform().inverse() * to_bullet(pivot_world);
   auto constraint = std::make_unique<btPoint2PointConstraint>(*body, pivot_in_body);
   world_->addConstraint(constraint.get());
   btPoint2PointConstraint* raw = constraint.get();
@@ -307,7 +310,8 @@ double BulletWorld::kinetic_energy() const {
 double BulletWorld::potential_energy() const {
   double energy = 0.0;
   for (const btRigidBody* body : body_list_) {
-    if (is_dynamic(*body)) energy -= double(body->getMass()) * to_eigen(body->getGravity()).dot(position(*body));
+    if (!is_dynamic(*body)) continue;
+    energy -= double(body->getMass()) * to_eigen(body->getGravity()).dot(position(*body));
   }
   return energy;
 }

@@ -27,9 +27,9 @@ const std::vector<std::string> kSimpactKeys = {
     "policy", "seed", "base", "impact_threshold", "touch_tolerance", "max_reflections",
 };
 const std::vector<std::string> kBodyKeys = {
-    "shape",       "mass",     "kinematic",     "position",       "orientation",
-    "velocity",    "angular_velocity", "restitution", "friction", "linear_factor",
-    "angular_factor", "never_sleep",
+    "shape",       "mass",          "kinematic",      "position",
+    "orientation", "velocity",      "angular_velocity", "restitution",
+    "friction",    "linear_factor", "angular_factor", "never_sleep",
 };
 const std::vector<std::string> kJointKeys = {"type", "body", "pivot_world"};
 

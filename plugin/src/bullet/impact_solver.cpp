@@ -281,6 +281,7 @@ void resolve_cluster(ImpactSolver::Impl& s, const ImpactSolverConfig& config,
   }
   if (!impact) return;
   restitution = std::clamp(restitution, 0.0, 1.0);
+  if (restitution == 0.0 && !config.resolve_plastic_impacts) return;  // the base solver's
 
   const int k = static_cast<int>(members.size());
   const int m = static_cast<int>(ids.size());

@@ -180,25 +180,39 @@ LcpResult solve_psd_lcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& q,
   // and well inside the residual tolerance, and the polish removes it.
   const double epsilon = 1e-11 * std::max(W.diagonal().maxCoeff(), 1e-300);
   const Eigen::MatrixXd regularized = W + epsilon * Eigen::MatrixXd::Identity(m, m);
+  // Lemke again on the P-matrix W + εI first (O(m) pivots, no degenerate
+  // ties from dependent contacts), then least-index principal pivoting:
+  // finite for P-matrices but exponential in the worst case at O(m³) per
+  // iteration, so its budget is 20 (m + 5)² iterations up to 24 contacts
+  // (cheap there) and 10 (m + 5) beyond. Each candidate active set is
+  // polished on the exact W; the first that passes the residual check wins.
+  auto min_norm = [](const Eigen::MatrixXd& a, const Eigen::VectorXd& b) -> Eigen::VectorXd {
+    return a.completeOrthogonalDecomposition().solve(-b);
+  };
+  auto accept = [&](const std::vector<char>& set, const Eigen::VectorXd& raw, LcpResult& out) {
+    for (const Eigen::VectorXd& candidate :
+         {Eigen::VectorXd(solve_principal(W, q, set, min_norm)), raw}) {
+      out = LcpResult{};
+      out.pivots = lemke.pivots;
+      out.z = candidate.cwiseMax(0.0);
+      check_solution(W, q, parameters, out);
+      if (out.status == LcpStatus::kSolved) return true;
+    }
+    return false;
+  };
+  LcpResult accepted;
+  const LcpResult relemke = solve_lcp_lemke(regularized, q, parameters);
+  if (relemke.status == LcpStatus::kSolved || relemke.status == LcpStatus::kInaccurate) {
+    std::vector<char> active(m, 0);
+    for (int i = 0; i < m; ++i) active[i] = relemke.z[i] > 0.0;
+    if (accept(active, relemke.z, accepted)) return accepted;
+  }
   std::vector<char> active;
   Eigen::VectorXd regularized_z;
-  // Least-index pivoting is finite for P-matrices but can take many
-  // iterations; 20 (m + 5)² is generous for the contact counts of one impact.
-  if (murty_least_index(regularized, q, 20 * (m + 5) * (m + 5), active, regularized_z)) {
-    // Polish: the same active set on the exact W, minimum norm, so a singular
-    // W_AA (dependent contacts) is fine whenever its system is consistent.
-    auto min_norm = [](const Eigen::MatrixXd& a, const Eigen::VectorXd& b) -> Eigen::VectorXd {
-      return a.completeOrthogonalDecomposition().solve(-b);
-    };
-    for (const Eigen::VectorXd& candidate :
-         {Eigen::VectorXd(solve_principal(W, q, active, min_norm)), regularized_z}) {
-      LcpResult r;
-      r.pivots = lemke.pivots;
-      r.z = candidate.cwiseMax(0.0);
-      check_solution(W, q, parameters, r);
-      if (r.status == LcpStatus::kSolved) return r;
-    }
-  }
+  const int budget = m <= 24 ? 20 * (m + 5) * (m + 5) : 10 * (m + 5);
+  if (murty_least_index(regularized, q, budget, active, regularized_z) &&
+      accept(active, regularized_z, accepted))
+    return accepted;
   lemke.message += "; principal pivoting on the regularized problem did not yield an accurate "
                    "solution either";
   if (lemke.status != LcpStatus::kRayTermination) lemke.status = LcpStatus::kInaccurate;

@@ -48,8 +48,8 @@ LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
 /// Lemke first. Dependent contacts make W singular and the solution
 /// degenerate (exact ties in the ratio test that rounding breaks the wrong
 /// way), which can send Lemke onto a ray although a solution exists. Then:
-/// Murty's least-index principal pivoting on W + εI (a P-matrix, for which
-/// the method is finite and needs no tie-breaking), followed by a polish of
+/// Lemke on W + εI (a P-matrix), or Murty's least-index principal pivoting
+/// on it if that fails too (finite, no tie-breaking), followed by a polish of
 /// its active set on the exact W (minimum-norm least squares). The result is
 /// accepted only if it passes the residual check against the exact W;
 /// otherwise the status is kRayTermination (Lemke's proof of infeasibility

@@ -121,6 +121,14 @@ struct ImpactSolverConfig {
   /// ξ; costs one more resolution per impact. The applied outcome is still
   /// the one of `policy`.
   bool compute_indeterminacy = false;
+  /// Resolve clusters whose restitution is 0 with the core's plastic law. Off
+  /// by default: a plastic impact is the LCP the base solver solves anyway
+  /// with restitution off (Moreau's projection, approximated by its
+  /// iterations), and in piles of resting boxes the touching contacts merge
+  /// dozens of bodies into one cluster whose exact LCP costs far more than a
+  /// step (benchmark_vs_stock, box pile). Turn it on for exact plastic
+  /// outcomes in small systems.
+  bool resolve_plastic_impacts = false;
   /// Route every penetration through split impulse in the base solver
   /// (m_splitImpulsePenetrationThreshold = +∞), so position correction never
   /// changes real velocities. Off by default, a deliberate deviation: Bullet's
