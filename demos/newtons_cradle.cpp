@@ -3,7 +3,8 @@
 // grid from 0.01 to 10 m/s, restitution R ∈ {1, 0.7, 0} and step rate
 // ∈ {60 Hz, 240 Hz, 6 kHz}, the cradle is simulated until its impact is over;
 // the energy after/before and the balls' final velocities are printed, written
-// to a CSV file and plotted (energy ratio against strike speed) to an SVG file.
+// to a CSV file and plotted against strike speed to an SVG file (energy ratio
+// as in Fig. 2b, and the last ball's velocity over the strike speed).
 //
 // Usage: newtons_cradle [--balls 3|5] [--incoming 1|2] [--gap G] [--free]
 //                       [--quick] [--csv FILE] [--svg FILE]

@@ -47,7 +47,6 @@ void prepare(BulletWorld& world, Gravity gravity) {
 /// values (minimum combiner for restitution, Bullet's product for friction).
 btRigidBody* add_ground(BulletWorld& world) {
   BodyOptions ground;
-  ground.mass = 0.0;
   ground.restitution = 1.0;
   ground.friction = 1.0;
   return world.add_plane(Eigen::Vector3d::UnitY(), 0.0, ground);

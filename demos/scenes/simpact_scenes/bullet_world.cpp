@@ -226,8 +226,13 @@ btRigidBody* BulletWorld::add_plane(const Eigen::Vector3d& normal, double offset
                                     const BodyOptions& body) {
   require(normal.allFinite() && normal.norm() > 0.0, "plane normal must be finite and non-zero");
   require(std::isfinite(offset), "plane offset must be finite");
-  require(body.mass == 0.0 && !body.kinematic, "a plane is static: mass 0, not kinematic");
-  return add_body(std::make_unique<btStaticPlaneShape>(to_bullet(normal), btScalar(offset)), body);
+  require(!body.kinematic, "a plane is static: it cannot be kinematic");
+  // Bullet gives a plane no inertia: with a mass it would be a dynamic body
+  // that cannot rotate and falls forever.
+  BodyOptions fixed = body;
+  fixed.mass = 0.0;
+  return add_body(std::make_unique<btStaticPlaneShape>(to_bullet(normal), btScalar(offset)),
+                  fixed);
 }
 
 btRigidBody* BulletWorld::add_body(std::unique_ptr<btCollisionShape> shape,

@@ -103,11 +103,12 @@ class BulletWorld {
   BulletWorld& operator=(const BulletWorld&) = delete;
 
   // Bodies. Throw std::invalid_argument for an invalid description (negative
-  // or non-finite mass, a kinematic or plane body with mass, a non-positive
-  // size, a zero normal). The world owns the returned body.
+  // or non-finite mass, a kinematic body with mass, a kinematic plane, a
+  // non-positive size, a zero normal). The world owns the returned body.
   btRigidBody* add_sphere(double radius, const BodyOptions& body);
   btRigidBody* add_box(const Eigen::Vector3d& half_extents, const BodyOptions& body);
-  /// The static plane {x : normal·x = offset} (normal need not be unit).
+  /// The static plane {x : n̂·x = offset}, n̂ = normal/|normal|. Planes are
+  /// always static: `body.mass` is ignored and `kinematic` must be false.
   /// `body.position` and `orientation` move the plane as a whole.
   btRigidBody* add_plane(const Eigen::Vector3d& normal, double offset, const BodyOptions& body);
   /// Ball joint holding `body`'s material point at `pivot_world` (now) to

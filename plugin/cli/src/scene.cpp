@@ -97,10 +97,10 @@ const Json& read_array(const Json& object, const std::string& key) {
 /// Runs `read` on entry `index` of the list `list`, prefixing any error with
 /// where it is.
 template <class Read>
-auto in_entry(const std::string& list, std::size_t index, Read read) {
+void in_entry(const std::string& list, std::size_t index, Read read) {
   const std::string where = quote(list) + " entry " + std::to_string(index) + ": ";
   try {
-    return read();
+    read();
   } catch (const InputError& e) {
     throw InputError(where + e.what());
   } catch (const std::invalid_argument& e) {  // BulletWorld's own checks
@@ -213,7 +213,7 @@ BodyOptions read_body_options(const Json& body, bool is_plane) {
   return options;
 }
 
-btRigidBody* add_body(BulletWorld& world, const Json& body) {
+void add_body(BulletWorld& world, const Json& body) {
   require_object(body, "a body");
   const Shape& shape = read_shape(body);
   std::vector<std::string> allowed = kBodyKeys;
@@ -221,17 +221,19 @@ btRigidBody* add_body(BulletWorld& world, const Json& body) {
   check_keys(body, allowed);
   const std::string name = shape.name;
   const BodyOptions options = read_body_options(body, name == "plane");
-  if (name == "sphere") return world.add_sphere(read_positive(body, "radius"), options);
-  if (name == "box") {
+  if (name == "sphere") {
+    world.add_sphere(read_positive(body, "radius"), options);
+  } else if (name == "box") {
     const Eigen::Vector3d half_extents = read_vector3(body, "half_extents");
     if (!(half_extents.array() > 0.0).all()) {
       throw InputError(quote("half_extents") + " must be > 0");
     }
-    return world.add_box(half_extents, options);
+    world.add_box(half_extents, options);
+  } else {
+    const Eigen::Vector3d normal = read_vector3(body, "normal");
+    if (normal.norm() == 0.0) throw InputError(quote("normal") + " must not be zero");
+    world.add_plane(normal, read_number(body, "offset"), options);
   }
-  const Eigen::Vector3d normal = read_vector3(body, "normal");
-  if (normal.norm() == 0.0) throw InputError(quote("normal") + " must not be zero");
-  return world.add_plane(normal, read_number(body, "offset"), options);
 }
 
 void add_joint(BulletWorld& world, const Json& joint) {
@@ -267,15 +269,12 @@ Json scene_json(const Json& input) {
   const Json& bodies = read_array(input, "bodies");
   if (bodies.empty()) throw InputError(quote("bodies") + " must have at least one body");
   for (std::size_t i = 0; i < bodies.size(); ++i) {
-    in_entry("bodies", i, [&] { return add_body(world, bodies[i]); });
+    in_entry("bodies", i, [&] { add_body(world, bodies[i]); });
   }
   if (input.contains("joints")) {
     const Json& joints = read_array(input, "joints");
     for (std::size_t i = 0; i < joints.size(); ++i) {
-      in_entry("joints", i, [&] {
-        add_joint(world, joints[i]);
-        return 0;
-      });
+      in_entry("joints", i, [&] { add_joint(world, joints[i]); });
     }
   }
 

@@ -150,6 +150,15 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
   s.separating.clear();
   const double h = double(info.m_timeStep);
 
+  // The impact threshold of a contact between two bodies (see the config).
+  auto point_threshold = [&](const btRigidBody* a, const btRigidBody* b, double step) {
+    if (config_.impact_threshold >= 0.0) return config_.impact_threshold;
+    double gravity = 0.0;
+    for (const btRigidBody* body : {a, b})
+      if (is_dynamic(body)) gravity = std::max(gravity, double(body->getGravity().length()));
+    return std::max(kThresholdGravitySteps * gravity * step, kMinimumImpactThreshold);
+  };
+
   // 1. Candidate points: touching, or closing within this step.
   for (int k = 0; k < num_manifolds; ++k) {
     btPersistentManifold* manifold = manifolds[k];
@@ -162,6 +171,11 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
       const double u = n.dot(point_velocity(body_a, p.getPositionWorldOnA()) -
                              point_velocity(body_b, p.getPositionWorldOnB()));
       const double gap = double(p.getDistance());
+      // A point already separating faster than the threshold yet still
+      // penetrating (a struck ball that has not cleared its neighbour) would
+      // be pushed apart by the base solver's Baumgarte term, feeding energy
+      // into a motion that is already separating; it gets no push-out.
+      if (gap < 0.0 && u > point_threshold(body_a, body_b, h)) p.m_distance1 = 0;
       if (!(gap <= config_.touch_tolerance || (u < 0.0 && gap + u * h <= config_.touch_tolerance)))
         continue;
       Impl::Point point;
@@ -244,6 +258,18 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
 }
 
 namespace {
+
+// Displaces a body by a 6-vector [Δx, Δθ] (rotation vector, world frame).
+void move_body(btRigidBody& body, const Eigen::Matrix<double, 6, 1>& delta) {
+  btTransform transform = body.getCenterOfMassTransform();
+  transform.setOrigin(transform.getOrigin() +
+                      btVector3{btScalar(delta[0]), btScalar(delta[1]), btScalar(delta[2])});
+  const btVector3 turn{btScalar(delta[3]), btScalar(delta[4]), btScalar(delta[5])};
+  if (turn.length2() > 0)
+    transform.setRotation(
+        (btQuaternion(turn.normalized(), turn.length()) * transform.getRotation()).normalized());
+  body.setCenterOfMassTransform(transform);
+}
 
 std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t counter) {
   std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (counter + 1);
@@ -370,8 +396,28 @@ void resolve_cluster(ImpactSolver::Impl& s, const ImpactSolverConfig& config,
     for (int j = 0; j < k; ++j)
       internal::set_body_velocity(*s.bodies[members[j]],
                                   pre_force.segment<6>(6 * j) + change.segment<6>(6 * j));
-    for (int r = 0; r < m; ++r)
-      if (normals.row(r).dot(after) + offsets[r] > threshold) s.separating.push_back(ids[r]);
+    // Points the impact leaves separating clear their overlap by themselves
+    // (and are hidden from the base solver). Points it leaves closed but
+    // overlapping — Bullet found them only after they penetrated, e.g. the
+    // striker and the ball it stopped against — are separated here at
+    // position level, x += M⁻¹ Jᵀ μ with μ_r = −distance_r / W_rr (one
+    // Gauss–Seidel sweep), which changes no velocity: the base solver's
+    // Baumgarte push would otherwise turn the overlap into kinetic energy.
+    Eigen::VectorXd displacement = Eigen::VectorXd::Zero(6 * k);
+    for (int r = 0; r < m; ++r) {
+      if (normals.row(r).dot(after) + offsets[r] > threshold) {
+        s.separating.push_back(ids[r]);
+        continue;
+      }
+      const double depth = -double(s.points[ids[r]].point->getDistance()) -
+                           normals.row(r).dot(displacement);
+      if (depth <= 0.0) continue;
+      const Eigen::VectorXd response = inverse_mass * normals.row(r).transpose();
+      const double w = normals.row(r).dot(response);
+      if (w > 0.0) displacement += response * (depth / w);
+    }
+    if (displacement.squaredNorm() > 0.0)
+      for (int j = 0; j < k; ++j) move_body(*s.bodies[members[j]], displacement.segment<6>(6 * j));
     report.status = result.status;
     report.message = result.message;
     report.sequence = result.outcomes[0].sequence;
