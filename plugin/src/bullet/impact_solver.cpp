@@ -159,7 +159,10 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
     return std::max(kThresholdGravitySteps * gravity * step, kMinimumImpactThreshold);
   };
 
-  // 1. Candidate points: touching, or closing within this step.
+  // 1. Candidate points: touching, or closing within this step. Most calls
+  // have no strike at all (resting piles, plastic contacts left to the base
+  // solver); they skip clustering, which keeps simpact's overhead to this loop.
+  bool any_strike = false;
   for (int k = 0; k < num_manifolds; ++k) {
     btPersistentManifold* manifold = manifolds[k];
     const btRigidBody* body_a = btRigidBody::upcast(manifold->getBody0());
@@ -178,6 +181,9 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
       if (gap < 0.0 && u > point_threshold(body_a, body_b, h)) p.m_distance1 = 0;
       if (!(gap <= config_.touch_tolerance || (u < 0.0 && gap + u * h <= config_.touch_tolerance)))
         continue;
+      any_strike = any_strike ||
+                   (u < -point_threshold(body_a, body_b, h) &&
+                    (p.m_combinedRestitution > 0 || config_.resolve_plastic_impacts));
       Impl::Point point;
       point.manifold = manifold;
       point.index = c;
@@ -193,7 +199,7 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
     }
   }
 
-  if (!s.points.empty()) {
+  if (any_strike) {
     // 2. Clusters: contacts and joints between dynamic bodies. Joints may
     // pull in dynamic bodies that touch nothing (a pendulum's arm).
     bool grew = true;
