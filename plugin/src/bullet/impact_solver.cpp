@@ -192,14 +192,16 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
       point.object_b = manifold->getBody1();
       point.body_a = body_a;
       point.body_b = body_b;
-      point.a = s.index_of(body_a);
-      point.b = s.index_of(body_b);
       point.u = u;
       s.points.push_back(point);
     }
   }
 
   if (any_strike) {
+    for (Impl::Point& p : s.points) {
+      p.a = s.index_of(p.body_a);
+      p.b = s.index_of(p.body_b);
+    }
     // 2. Clusters: contacts and joints between dynamic bodies. Joints may
     // pull in dynamic bodies that touch nothing (a pendulum's arm).
     bool grew = true;
