@@ -16,7 +16,11 @@
 //     an impact. Its problem for the core (impact_problem.h):
 //       v  = [v_A, ω_A, v_B, ω_B, …] (6 per dynamic body, world frame, SI);
 //       M⁻¹ = blockdiag(D_l m⁻¹ D_l, D_a I⁻¹_world D_a), D = diag(linear or
-//             angular factor) — exact for factors 0/1 (locked DOFs);
+//             angular factor) — exact for linear factors 0/1 and for angular
+//             locks about principal axes of the body's inertia (2-D bodies
+//             turning about z, fully locked or free rotation); a tilted body
+//             with a partial angular lock would need D (D I D)⁺ D instead
+//             (Bullet's own solver applies D² I⁻¹, a third form);
 //       J row of contact (A, B) with normal n = m_normalWorldOnB (from B to A):
 //             [n, r_A × n] on A and [−n, −(r_B × n)] on B, so J v > 0 separates
 //             (r = contact point − centre of mass);
