@@ -1,5 +1,7 @@
 // Tests of the `simpact` command-line tool: the commands run in-process on
 // string streams, plus a few runs of the real binary.
+#include "capture.h"
+
 #include <simpact_cli/cli.h>
 #include <simpact_cli/resolve.h>
 
@@ -25,23 +27,8 @@ namespace {
 // unit velocities adds at most a few ulps of rounding.
 constexpr double kExact = 1e-12;
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-template <class Command>
-CommandRun capture(const std::string& input, Command command) {
-  std::istringstream in(input);
-  std::ostringstream out;
-  std::ostringstream err;
-  CommandRun result;
-  result.exit_code = command(in, out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
+using testing::CommandRun;
+using testing::capture;
 
 CommandRun resolve_text(const std::string& input) { return capture(input, run_resolve); }
 

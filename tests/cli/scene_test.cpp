@@ -1,5 +1,7 @@
 // Tests of `simpact scene`: Bullet worlds from JSON, run in-process through
 // the CLI library.
+#include "capture.h"
+
 #include <simpact_cli/cli.h>
 #include <simpact_cli/scene.h>
 
@@ -23,22 +25,9 @@ constexpr double kExact = sizeof(btScalar) == sizeof(double) ? 1e-9 : 2e-6;
 // ~1e-6 of the LCP solution (the demo measures E+/E- = 0.999997).
 constexpr double kStockIterations = 1e-4;
 
-struct SceneRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using SceneRun = testing::CommandRun;
 
-SceneRun run_scene_text(const std::string& input) {
-  std::istringstream in(input);
-  std::ostringstream out;
-  std::ostringstream err;
-  SceneRun result;
-  result.exit_code = run_scene(in, out, err);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
+SceneRun run_scene_text(const std::string& input) { return testing::capture(input, run_scene); }
 
 Json load_scene(const std::string& name) {
   const std::string path = std::string(SIMPACT_SOURCE_DIR) + "/demos/data/" + name;
