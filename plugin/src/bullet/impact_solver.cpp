@@ -10,6 +10,7 @@
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <cmath>
 #include <numeric>
 #include <unordered_map>
@@ -28,6 +29,20 @@ Eigen::Vector3d to_eigen(const btVector3& v) { return {double(v.x()), double(v.y
 Eigen::Vector3d point_velocity(const btRigidBody* body, const btVector3& point) {
   if (body == nullptr) return Eigen::Vector3d::Zero();
   return to_eigen(body->getVelocityInLocalPoint(point - body->getCenterOfMassPosition()));
+}
+
+// The impact threshold (ImpactSolverConfig::impact_threshold) for bodies whose
+// largest gravity magnitude is `gravity`.
+double impact_threshold(const ImpactSolverConfig& config, double gravity, double h) {
+  if (config.impact_threshold >= 0.0) return config.impact_threshold;
+  return std::max(kThresholdGravitySteps * gravity * h, kMinimumImpactThreshold);
+}
+
+double largest_gravity(std::initializer_list<const btRigidBody*> bodies) {
+  double gravity = 0.0;
+  for (const btRigidBody* body : bodies)
+    if (is_dynamic(body)) gravity = std::max(gravity, double(body->getGravity().length()));
+  return gravity;
 }
 
 int find_root(std::vector<int>& parent, int i) {
@@ -61,6 +76,7 @@ struct ImpactSolver::Impl {
   std::unordered_map<const btRigidBody*, int> index;
   std::vector<Point> points;
   std::vector<int> parent;
+  std::vector<int> local;  // body → index within the cluster being resolved
   // Points an impact left separating, hidden from the base solver for this
   // call (see solveGroup), and the manifolds' true point counts.
   std::vector<int> separating;
@@ -78,14 +94,13 @@ struct ImpactSolver::Impl {
 };
 
 namespace {
-// Resolves the cluster rooted at `root` if one of its contacts strikes.
+// Resolves the cluster of `members` (bodies) and `ids` (its points) if one
+// of its contacts strikes.
 void resolve_cluster(ImpactSolver::Impl& s, const ImpactSolverConfig& config,
-                     ImpactSolverStats& stats, int root, const std::vector<int>& ids,
-                     btTypedConstraint** constraints, int num_constraints,
-                     const btContactSolverInfo& info);
-}  // namespace
+                     ImpactSolverStats& stats, const std::vector<int>& members,
+                     const std::vector<int>& ids, btTypedConstraint** constraints,
+                     int num_constraints, const btContactSolverInfo& info);
 
-namespace {
 // Contacts an impact left separating faster than the impact threshold carry
 // no force during the rest of this step. Some base solvers still act on
 // them: Bullet's btMLCPSolver with btLemkeSolver returns adhesive impulses
@@ -150,15 +165,6 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
   s.separating.clear();
   const double h = double(info.m_timeStep);
 
-  // The impact threshold of a contact between two bodies (see the config).
-  auto point_threshold = [&](const btRigidBody* a, const btRigidBody* b, double step) {
-    if (config_.impact_threshold >= 0.0) return config_.impact_threshold;
-    double gravity = 0.0;
-    for (const btRigidBody* body : {a, b})
-      if (is_dynamic(body)) gravity = std::max(gravity, double(body->getGravity().length()));
-    return std::max(kThresholdGravitySteps * gravity * step, kMinimumImpactThreshold);
-  };
-
   // 1. Candidate points: touching, or closing within this step. Most calls
   // have no strike at all (resting piles, plastic contacts left to the base
   // solver); they skip clustering, which keeps simpact's overhead to this loop.
@@ -174,15 +180,16 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
       const double u = n.dot(point_velocity(body_a, p.getPositionWorldOnA()) -
                              point_velocity(body_b, p.getPositionWorldOnB()));
       const double gap = double(p.getDistance());
+      const double threshold = impact_threshold(config_, largest_gravity({body_a, body_b}), h);
       // A point already separating faster than the threshold yet still
       // penetrating (a struck ball that has not cleared its neighbour) would
       // be pushed apart by the base solver's Baumgarte term, feeding energy
       // into a motion that is already separating; it gets no push-out.
-      if (gap < 0.0 && u > point_threshold(body_a, body_b, h)) p.m_distance1 = 0;
+      if (gap < 0.0 && u > threshold) p.m_distance1 = 0;
       if (!(gap <= config_.touch_tolerance || (u < 0.0 && gap + u * h <= config_.touch_tolerance)))
         continue;
       any_strike = any_strike ||
-                   (u < -point_threshold(body_a, body_b, h) &&
+                   (u < -threshold &&
                     (p.m_combinedRestitution > 0 || config_.resolve_plastic_impacts));
       Impl::Point point;
       point.manifold = manifold;
@@ -233,15 +240,16 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
     }
 
     // 3–4. Resolve every cluster that has an impact.
-    std::vector<std::vector<int>> cluster_points(n_bodies);
+    std::vector<std::vector<int>> cluster_points(n_bodies), cluster_bodies(n_bodies);
+    for (int i = 0; i < n_bodies; ++i) cluster_bodies[find_root(s.parent, i)].push_back(i);
     for (int k = 0; k < static_cast<int>(s.points.size()); ++k) {
       const Impl::Point& p = s.points[k];
       cluster_points[find_root(s.parent, p.a >= 0 ? p.a : p.b)].push_back(k);
     }
     for (int root = 0; root < n_bodies; ++root)
       if (!cluster_points[root].empty())
-        resolve_cluster(s, config_, stats_, root, cluster_points[root], constraints,
-                        num_constraints, info);
+        resolve_cluster(s, config_, stats_, cluster_bodies[root], cluster_points[root],
+                        constraints, num_constraints, info);
   }
 
   hide_separating_points(s);
@@ -287,22 +295,18 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t counter) {
 }
 
 void resolve_cluster(ImpactSolver::Impl& s, const ImpactSolverConfig& config,
-                     ImpactSolverStats& stats, int root, const std::vector<int>& ids,
-                     btTypedConstraint** constraints, int num_constraints,
-                     const btContactSolverInfo& info) {
-  const int n_all = static_cast<int>(s.bodies.size());
-  std::vector<int> local(n_all, -1), members;
+                     ImpactSolverStats& stats, const std::vector<int>& members,
+                     const std::vector<int>& ids, btTypedConstraint** constraints,
+                     int num_constraints, const btContactSolverInfo& info) {
+  // Cluster-local body numbers; only members' entries of `local` are read.
+  std::vector<int>& local = s.local;
+  local.resize(s.bodies.size());
   double gravity = 0.0;
-  for (int i = 0; i < n_all; ++i) {
-    if (find_root(s.parent, i) != root) continue;
-    local[i] = static_cast<int>(members.size());
-    members.push_back(i);
-    gravity = std::max(gravity, double(s.bodies[i]->getGravity().length()));
+  for (int j = 0; j < static_cast<int>(members.size()); ++j) {
+    local[members[j]] = j;
+    gravity = std::max(gravity, largest_gravity({s.bodies[members[j]]}));
   }
-  const double threshold =
-      config.impact_threshold >= 0.0
-          ? config.impact_threshold
-          : std::max(kThresholdGravitySteps * gravity * double(info.m_timeStep), kMinimumImpactThreshold);
+  const double threshold = impact_threshold(config, gravity, double(info.m_timeStep));
   double restitution = 1.0;
   bool impact = false;
   for (const int id : ids) {
