@@ -8,6 +8,8 @@
 // the whole sweep measured in one run (ratios, not absolute times).
 //
 // Usage: benchmark_core [--quick] [--csv FILE]
+#include "benchmark_options.h"
+
 #include <simpact/propagative.h>
 #include <simpact_scenes/core_scenes.h>
 
@@ -66,18 +68,10 @@ Timing time_solve(simpact::PropagativeSolver& solver, const simpact::ImpactProbl
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  std::string csv_path;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--quick")) {
-      quick = true;
-    } else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) {
-      csv_path = argv[++i];
-    } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--csv FILE]\n", argv[0]);
-      return 64;
-    }
-  }
+  const auto options = simpact::demos::parse_benchmark_options(argc, argv, "");
+  if (!options) return 64;
+  const bool quick = options->quick;
+  const std::string& csv_path = options->csv;
   const int batches = quick ? 3 : 9;
   const double min_batch_ns = quick ? 2e5 : 2e7;
 

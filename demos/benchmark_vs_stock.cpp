@@ -17,6 +17,8 @@
 // Usage: benchmark_vs_stock [--quick] [--csv FILE]
 // Exit status 0 unless a run crashed or ended in a non-finite state: timing
 // is reported, never asserted. 64 for bad usage.
+#include "benchmark_options.h"
+
 #include <simpact_scenes/bullet_scenes.h>
 
 #include <BulletDynamics/Dynamics/btRigidBody.h>
@@ -469,18 +471,10 @@ int steps_of(const SceneSpec& spec, bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  std::string csv_path = "benchmark_vs_stock.csv";
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--quick")) {
-      quick = true;
-    } else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) {
-      csv_path = argv[++i];
-    } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--csv FILE]\n", argv[0]);
-      return 64;
-    }
-  }
+  const auto options = simpact::demos::parse_benchmark_options(argc, argv, "benchmark_vs_stock.csv");
+  if (!options) return 64;
+  const bool quick = options->quick;
+  const std::string& csv_path = options->csv;
   const int repetitions = quick ? 1 : kRepetitions;
   std::printf("simpact vs stock Bullet solvers at %.0f Hz; up to %d runs per scene and solver%s\n\n",
               kRate, repetitions, quick ? " (--quick)" : "");
