@@ -123,10 +123,13 @@ enum class Status {
                           ///< velocity returned unchanged, impulses zero.
   kLcpFailed,             ///< plastic solve failed numerically: velocity
                           ///< returned unchanged, impulses zero.
+  kStepLimitReached,      ///< a frictional law used its max_steps without
+                          ///< ending the impact; its fallback is documented
+                          ///< in its header (routh.h, frictional_reference.h).
 };
 
 /// "success", "reflection_cap_reached", "budget_exhausted", "infeasible",
-/// "lcp_failed".
+/// "lcp_failed", "step_limit_reached".
 const char* to_string(Status status);
 const char* to_string(OrderPolicy policy);
 /// Parses the names used by to_string(OrderPolicy): "most_negative",

@@ -26,12 +26,15 @@ namespace {
 // lexicographic rule compares.
 class Tableau {
  public:
-  Tableau(const Eigen::MatrixXd& M, const Eigen::VectorXd& q)
+  Tableau(const Eigen::MatrixXd& M, const Eigen::VectorXd& q, const Eigen::VectorXd& covering)
       : m_(static_cast<int>(q.size())), t_(m_, 2 * m_ + 2), basis_(static_cast<size_t>(m_)) {
     t_.setZero();
     t_.leftCols(m_).setIdentity();
     t_.middleCols(m_, m_) = -M;
-    t_.col(z0()).setConstant(-1.0);
+    if (covering.size() == 0)
+      t_.col(z0()).setConstant(-1.0);
+    else
+      t_.col(z0()) = -covering;
     t_.col(rhs()) = q;
     for (int i = 0; i < m_; ++i) basis_[static_cast<size_t>(i)] = i;
   }
@@ -52,12 +55,19 @@ class Tableau {
   }
 
   // Minimum-ratio row for an entering column, lexicographic on ties; -1 if
-  // the column has no positive entry (ray).
+  // the column has no positive entry (ray). If z0's row is among the tied
+  // minimum rows it leaves: that ends Lemke at a solution at once. In
+  // degenerate problems (the Routh/Anitescu–Potra LCPs at sticking contacts:
+  // many zero rows) z0 can otherwise reach 0 while staying basic, and the
+  // path walks on to a secondary ray although it already holds a solution.
   int ratio_test(int col, const LemkeParameters& p) const {
     const double scale = t_.col(col).cwiseAbs().maxCoeff();
     const double eps = p.pivot_tolerance * std::max(scale, 1e-300);
     int best = -1;
     double best_ratio = 0.0;
+    auto tied = [&](double ratio) {
+      return ratio <= best_ratio + p.tie_tolerance * std::max(1.0, std::abs(best_ratio));
+    };
     for (int i = 0; i < m_; ++i) {
       const double a = t_(i, col);
       if (a <= eps) continue;
@@ -65,13 +75,25 @@ class Tableau {
       if (best < 0 || ratio < best_ratio - p.tie_tolerance * std::max(1.0, std::abs(best_ratio))) {
         best = i;
         best_ratio = ratio;
-      } else if (ratio <= best_ratio + p.tie_tolerance * std::max(1.0, std::abs(best_ratio)) &&
-                 lexicographically_smaller(i, best, col)) {
+      } else if (tied(ratio) && lexicographically_smaller(i, best, col)) {
         best = i;
         best_ratio = std::min(best_ratio, ratio);
       }
     }
+    if (best >= 0 && basic(best) != z0()) {
+      for (int i = 0; i < m_; ++i) {
+        const double a = t_(i, col);
+        if (basic(i) == z0() && a > eps && tied(t_(i, rhs()) / a)) return i;
+      }
+    }
     return best;
+  }
+
+  /// Row of z0 while it is basic, else −1.
+  int z0_row() const {
+    for (int i = 0; i < m_; ++i)
+      if (basic(i) == z0()) return i;
+    return -1;
   }
 
   Eigen::VectorXd z() const {
@@ -227,15 +249,23 @@ LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
   result.w = q;
   if (m == 0 || q.minCoeff() >= 0.0) return result;  // z = 0 is complementary.
 
-  Tableau tab(M, q);
+  const Eigen::VectorXd& d = parameters.covering;
+  if (d.size() != 0 && (d.size() != m || d.minCoeff() <= 0.0)) {
+    result.status = LcpStatus::kInaccurate;
+    result.message = "Lemke covering vector must have one positive entry per row";
+    return result;
+  }
+  Tableau tab(M, q, d);
   const int max_pivots = parameters.max_pivots > 0 ? parameters.max_pivots : 100 * (m + 10);
 
-  // First pivot: z0 enters at the row of the most negative q, which makes
-  // every right-hand side non-negative; ties go to the lower row, which is
-  // the lexicographic choice for the identity basis.
+  // First pivot: z0 enters at the row of the smallest q_i / d_i, which makes
+  // every right-hand side non-negative. Among exact ties the HIGHEST row
+  // keeps every row lexicographically positive: after the pivot, row i reads
+  // [q_i − q_r, e_i − e_r] (d = 1), positive for i < r only.
+  auto ratio = [&](int i) { return d.size() == 0 ? q[i] : q[i] / d[i]; };
   int row = 0;
   for (int i = 1; i < m; ++i)
-    if (q[i] < q[row]) row = i;
+    if (ratio(i) <= ratio(row)) row = i;
   int leaving = tab.basic(row);
   tab.pivot(row, tab.z0());
   result.pivots = 1;
@@ -249,6 +279,16 @@ LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
     const int entering = tab.complement(leaving);
     row = tab.ratio_test(entering, parameters);
     if (row < 0) {
+      // A ray from a point where z0 is already 0 (degenerate, see
+      // ratio_test): that point solves the LCP; check_solution decides.
+      const int r0 = tab.z0_row();
+      if (r0 >= 0 && std::abs(tab.rhs_at(r0)) <= parameters.tie_tolerance * std::max(1.0, q.cwiseAbs().maxCoeff())) {
+        result.z = tab.z().cwiseMax(0.0);
+        check_solution(M, q, parameters, result);
+        if (result.status == LcpStatus::kSolved) return result;
+      }
+      result.z.setZero();
+      result.w = q;
       result.status = LcpStatus::kRayTermination;
       result.message = "Lemke ended on a secondary ray: the LCP has no solution Lemke can reach";
       return result;

@@ -31,6 +31,8 @@ struct LemkeParameters {
   double residual_tolerance = 1e-9;
   /// 0 = automatic: 100 (m + 10). Lemke typically needs O(m) pivots.
   int max_pivots = 0;
+  /// Covering vector d > 0 of the artificial variable z0; empty = (1, …, 1).
+  Eigen::VectorXd covering;
 };
 
 struct LcpResult {

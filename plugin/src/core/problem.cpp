@@ -26,10 +26,7 @@ namespace {
 
 template <typename... Parts>
 [[noreturn]] void fail(const Parts&... parts) {
-  std::ostringstream os;
-  os.precision(17);
-  (os << ... << parts);
-  throw InvalidProblem(os.str());
+  internal::fail_invalid(parts...);
 }
 
 void require_finite_vector(const Eigen::VectorXd& x, const char* name) {

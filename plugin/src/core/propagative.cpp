@@ -21,6 +21,7 @@ const char* to_string(Status status) {
     case Status::kBudgetExhausted: return "budget_exhausted";
     case Status::kInfeasible: return "infeasible";
     case Status::kLcpFailed: return "lcp_failed";
+    case Status::kStepLimitReached: return "step_limit_reached";
   }
   return "unknown";
 }

@@ -7,7 +7,19 @@
 
 #include <simpact/impact_problem.h>
 
+#include <sstream>
+
 namespace simpact::internal {
+
+/// Throws InvalidProblem with the parts streamed at full precision, e.g.
+/// fail_invalid("friction entry ", i, " is ", mu, ": mu must be >= 0").
+template <typename... Parts>
+[[noreturn]] void fail_invalid(const Parts&... parts) {
+  std::ostringstream os;
+  os.precision(17);
+  (os << ... << parts);
+  throw InvalidProblem(os.str());
+}
 
 /// Throws InvalidProblem naming the first problem found; fills `inertia`.
 void validate_problem(const ImpactProblem& problem, InertiaBlocks& inertia);

@@ -1,0 +1,183 @@
+// simpact — Routh set-valued sampling of simultaneous, inelastic, frictional
+// impacts (Halm & Posa, 002 §4–§5).
+//
+// Symbols as in frictional_problem.h (J_n, J_D, J̄, λ̄, W̄, μ, d, u_n).
+//
+// ── The law (002 §4, eq. (39)) ──────────────────────────────────────────────
+// Routh's method extended to several contacts: during the impact the velocity
+// moves along v̇ ∈ M⁻¹ FC(q), the contact impulses accumulating at ANY
+// relative rates, each contact obeying Coulomb friction at the current slip,
+// until no contact approaches. The set of reachable non-colliding velocities
+// is the set of physically reasonable outcomes: sequential resolutions in
+// every order, the simultaneous one, and everything in between.
+//
+// ── The increment LCP (002 eq. (72)–(75)) ───────────────────────────────────
+// One increment from v with a normal impulse cap λ_max ≥ 0 (m):
+//   z = [β; λ_n; λ_D; γ] ≥ 0,  w = W z + q ≥ 0,  zᵀ w = 0, with
+//   q = [λ_max; J̄ v + b̄; 0],
+//   W = ⎡ 0   −I        0          0 ⎤     rows: β  ⊥ λ_max − λ_n      (73)
+//       ⎢ I   J_nM⁻¹J_nᵀ J_nM⁻¹J_Dᵀ 0 ⎥           λ_n ⊥ u_n′ + β        (74)
+//       ⎢ 0   J_DM⁻¹J_nᵀ J_DM⁻¹J_Dᵀ E ⎥           λ_D ⊥ J_D v′ + E γ   (32)
+//       ⎣ 0   μ         −Eᵀ        0 ⎦           γ  ⊥ μλ_n − Eᵀλ_D   (33)
+//   v′ = v + M⁻¹ J̄ᵀ λ̄                                                (75c)
+// with E = blkdiag(1_d, …, 1_d), μ = diag(μ_i). (73)–(74) make each λ_n,i
+// either reach its cap or stop contact i (u_n,i′ ≥ 0); friction is enforced
+// implicitly at v′ (maximum dissipation on the polyhedral cone).
+// W is copositive (not symmetric, not PSD); the LCP always has a solution and
+// Lemke's method finds one (Theorem 6). Every solution dissipates kinetic
+// energy (Theorem 7).
+//
+// LCP solver: our own dense Lemke (plugin/src/core/lcp.cpp): covering vector
+// 1, lexicographic ratio test, so the degenerate rows (the γ rows have q = 0)
+// cannot cycle; its residual check turns a numerically broken pivot sequence
+// into a reported failure instead of a returned z (see README, "LCP solver").
+//
+// ── Algorithm 1, Sim(h, x₀, N) (002 §5.1) ───────────────────────────────────
+//   while some u_n,i < −tol and fewer than N increments:
+//       λ_max ~ h · p(·) on [0, h]^m;   solve the LCP;   v ← v′.
+// p is uniform (a seeded SplitMix64 stream: portable, bit-identical
+// everywhere) or, with ImpulseSampler::kLowDiscrepancy, the Kronecker
+// sequence R_D of Roberts (α_j = frac(φ_D^{-j}), φ_D the real root of
+// x^{D+1} = x + 1, D = m·N) with a seeded Cranley–Patterson shift.
+// Sample k of a seed is the same number whatever the thread count and
+// whatever other samples were drawn: its stream is SplitMix64(mix(seed, k)).
+//
+// Colliding: u_n,i / √W_nn,ii < −separation_tolerance · S, with
+// S = max_j |u⁻_n,j| / √W_nn,jj (largest g-normalized approach speed), as in
+// propagative.h, so the test ignores how each row of J_n is scaled.
+//
+// Automatic step (h = 0): h = automatic_step_factor · max_i Λ_i, where
+// Λ_i = max(0, −u⁻_n,i) / W_nn,ii is the impulse that would stop contact i
+// alone without friction. With the factor 2 the mean cap h/2 equals the
+// largest such impulse, so a sample takes a handful of LCPs (the four 002
+// examples: see demos/routh_examples and the README).
+//
+// FALLBACK when N increments did not end the impact (Status
+// kStepLimitReached, outcome.terminated = false): with
+// finish_with_anitescu_potra (default) one Anitescu–Potra LCP (002 eq. (31),
+// frictional_reference.h) from the last velocity finishes it — dissipative
+// and non-colliding, but no longer a Routh sample; without it the colliding
+// velocity is returned as is (Algorithm 1 verbatim).
+// If Lemke fails on an increment (never seen; reported, not hidden): Status
+// kLcpFailed and the velocity of the last successful increment, with the
+// same fallback.
+//
+// ── Algorithm 2, Approximate(h, x₀, ε, N, M) (002 §5.3) ─────────────────────
+// M independent samples on all cores; sample k is always sample(k), so the
+// set is bitwise identical for any thread count. With epsilon > 0 each sample
+// then takes the final increment of line 5, f(v, ε/(3ψ)·1) with
+// ψ = σ_max(M⁻¹J̄ᵀ) m (1 + max μ) + 1, and samples still colliding are
+// flagged (line 8 drops them; we keep them, flagged, so nothing is lost).
+//
+// ── Deliberate deviations from 002 / its MATLAB code ───────────────────────
+// * Samples of the MATLAB code come from a Sobol net and PATH; ours from a
+//   seeded stream (or R_D) and Lemke. The reachable set is the same; which
+//   LCP solution is picked when several exist (Assumption 6 fails, e.g. the
+//   compass gait) may differ.
+// * The MATLAB code stops at min(J_n v) ≥ −1e-8 (absolute); we use the
+//   scale-free test above.
+// * The fallback above (the paper leaves unterminated samples colliding).
+#pragma once
+
+#include <simpact/frictional_problem.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace simpact {
+
+enum class ImpulseSampler {
+  kUniform,         ///< i.i.d. uniform caps from a seeded SplitMix64 stream.
+  kLowDiscrepancy,  ///< Kronecker sequence R_D with a seeded random shift.
+};
+
+const char* to_string(ImpulseSampler sampler);  ///< "uniform", "low_discrepancy"
+/// Parses "uniform" / "low_discrepancy"; throws InvalidProblem otherwise.
+ImpulseSampler parse_impulse_sampler(const std::string& name);
+
+struct RouthParameters {
+  /// h, the normal impulse cap scale [impulse units, N·s in SI]. 0 =
+  /// automatic (see header). Must be ≥ 0 and finite.
+  double step = 0.0;
+  /// Factor of the automatic step (dimensionless, > 0).
+  double automatic_step_factor = 2.0;
+  /// N, increments per sample before the fallback. 100 is far above what
+  /// the automatic step needs (2–10 LCPs in our examples) and bounds the
+  /// cost of a pathological sample.
+  int max_steps = 100;
+  std::uint64_t seed = 0;
+  ImpulseSampler sampler = ImpulseSampler::kUniform;
+  /// Dimensionless, relative to S (see header). Lemke returns u_n′ = 0 to
+  /// ~1e-15 relative for a contact it stops; 1e-9 is six orders above that
+  /// and far below any approach speed that matters.
+  double separation_tolerance = 1e-9;
+  /// Finish an unterminated sample with one Anitescu–Potra LCP.
+  bool finish_with_anitescu_potra = true;
+  /// Keep the velocity after every increment in outcome.trajectory.
+  bool record_trajectory = false;
+  /// Validate the problem first (throws InvalidProblem).
+  bool validate_input = true;
+};
+
+struct RouthSetParameters {
+  int samples = 1024;  ///< M, ≥ 1.
+  int threads = 0;     ///< 0 = std::thread::hardware_concurrency().
+  /// ε of Algorithm 2 line 5 (velocity units); 0 = no final increment.
+  double epsilon = 0.0;
+};
+
+/// Algorithm 2's output, stored flat (column k = sample k) so that 2²⁰
+/// samples cost tens of MB, not millions of allocations.
+struct RouthOutcomeSet {
+  Status status = Status::kSuccess;  ///< worst status over the samples.
+  std::string message;
+  double step = 0.0;                       ///< h in force.
+  Eigen::MatrixXd velocities;              ///< n × M, v⁺ of each sample.
+  Eigen::MatrixXd normal_velocities;       ///< m × M, u_n⁺.
+  Eigen::MatrixXd tangential_velocities;   ///< (rows of J_t) × M, u_t⁺.
+  Eigen::MatrixXd normal_impulses;         ///< m × M, Λ_n.
+  Eigen::VectorXd energy_change;           ///< M, ΔE ≤ 0.
+  std::vector<int> lcps;                   ///< M, LCPs per sample.
+  std::vector<char> terminated;            ///< M, Algorithm 1 ended the impact.
+  std::vector<char> colliding;             ///< M, still colliding at the end.
+  int terminated_count = 0;
+  int threads_used = 0;
+  double mean_lcps() const;
+};
+
+/// Precomputes W̄, the LCP matrix and h for one problem; then samples are
+/// cheap. sample() and approximate() are const and thread-safe.
+class RouthSampler {
+ public:
+  explicit RouthSampler(const FrictionalProblem& problem, RouthParameters parameters = {});
+  ~RouthSampler();
+  RouthSampler(RouthSampler&&) noexcept;
+  RouthSampler& operator=(RouthSampler&&) noexcept;
+
+  const RouthParameters& parameters() const { return parameters_; }
+  double step() const;   ///< h in force.
+  int lcp_size() const;  ///< (3 + d) m.
+
+  /// Sample number `index` of the seed's stream (Algorithm 1).
+  FrictionalResult sample(std::uint64_t index = 0) const;
+  /// Algorithm 2: samples 0 … M−1.
+  RouthOutcomeSet approximate(const RouthSetParameters& set = {}) const;
+
+  struct Impl;  ///< opaque; defined in the implementation.
+
+ private:
+  FrictionalResult run(std::uint64_t index, double final_cap) const;
+
+  RouthParameters parameters_;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// One-shot wrappers.
+FrictionalResult sample_routh(const FrictionalProblem& problem,
+                              const RouthParameters& parameters = {});
+RouthOutcomeSet approximate_routh_set(const FrictionalProblem& problem,
+                                      const RouthParameters& parameters = {},
+                                      const RouthSetParameters& set = {});
+
+}  // namespace simpact

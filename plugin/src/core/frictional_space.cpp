@@ -1,0 +1,151 @@
+#include "core/frictional_space.h"
+
+#include "core/lcp.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace simpact::internal {
+
+namespace {
+constexpr double kPi = 3.14159265358979323846;
+}  // namespace
+
+void FrictionalSpace::build(const FrictionalProblem& problem) {
+  n = problem.dofs();
+  m = problem.contacts();
+  d = problem.directions();
+  tangent_dim = problem.tangent_dimension();
+  const int mt = m * tangent_dim;
+
+  cos_k.assign(static_cast<size_t>(d), 0.0);
+  sin_k.assign(static_cast<size_t>(d), 0.0);
+  if (tangent_dim == 1) {
+    cos_k = {1.0, -1.0};  // +t, −t
+  } else {
+    // Exact values on the axes (d = 4 gives exactly ±t1, ±t2, no 6e-17
+    // leakage between the tangents).
+    for (int k = 0; k < d; ++k) {
+      const double angle = 2.0 * kPi * k / d;
+      double c = std::cos(angle), s = std::sin(angle);
+      if (4 * k % d == 0) {
+        const int quarter = 4 * k / d;
+        c = quarter == 0 ? 1.0 : quarter == 2 ? -1.0 : 0.0;
+        s = quarter == 1 ? 1.0 : quarter == 3 ? -1.0 : 0.0;
+      }
+      cos_k[static_cast<size_t>(k)] = c;
+      sin_k[static_cast<size_t>(k)] = s;
+    }
+  }
+
+  const Eigen::MatrixXd jn = Eigen::MatrixXd(problem.normals);
+  const Eigen::MatrixXd jt = Eigen::MatrixXd(problem.tangents);
+  jbar.resize(rows(), n);
+  jbar.topRows(m) = jn;
+  for (int i = 0; i < m; ++i)
+    for (int k = 0; k < d; ++k) {
+      auto row = jbar.row(direction_row(i, k));
+      row = cos_k[static_cast<size_t>(k)] * jt.row(i * tangent_dim);
+      if (tangent_dim == 2) row += sin_k[static_cast<size_t>(k)] * jt.row(i * 2 + 1);
+    }
+  y = problem.inverse_mass * jbar.transpose();
+  wbar = jbar * y;
+  // Rounding leaves W̄ asymmetric at 1e-16; symmetrize so that mode
+  // enumeration and Lemke see one matrix.
+  wbar = (0.5 * (wbar + wbar.transpose())).eval();
+  tbar = jt * y;
+
+  u0 = jbar * problem.velocity;
+  ut0 = jt * problem.velocity;
+  if (problem.normal_offsets.size() != 0) u0.head(m) += problem.normal_offsets;
+  if (problem.tangent_offsets.size() != 0) {
+    ut0 += problem.tangent_offsets;
+    for (int i = 0; i < m; ++i)
+      for (int k = 0; k < d; ++k) {
+        double b = cos_k[static_cast<size_t>(k)] * problem.tangent_offsets[i * tangent_dim];
+        if (tangent_dim == 2) b += sin_k[static_cast<size_t>(k)] * problem.tangent_offsets[i * 2 + 1];
+        u0[direction_row(i, k)] += b;
+      }
+  }
+  mu = problem.friction;
+  (void)mt;
+
+  // √W̄_jj, floored at 1e-12 of the largest diagonal (kRankTolerance's
+  // reasoning): a row no impulse can move keeps a finite normalization.
+  scale.resize(rows());
+  const double max_diag = std::max(wbar.diagonal().maxCoeff(), 1e-300);
+  for (int j = 0; j < rows(); ++j)
+    scale[j] = std::sqrt(std::max(wbar(j, j), kRankTolerance * max_diag));
+  approach_scale = 0.0;
+  for (int i = 0; i < m; ++i) approach_scale = std::max(approach_scale, std::abs(u0[i]) / scale[i]);
+}
+
+void FrictionalSpace::tangential_impulse(const Eigen::VectorXd& lambda, int i, double* out) const {
+  out[0] = 0.0;
+  if (tangent_dim == 2) out[1] = 0.0;
+  for (int k = 0; k < d; ++k) {
+    const double l = lambda[direction_row(i, k)];
+    out[0] += cos_k[static_cast<size_t>(k)] * l;
+    if (tangent_dim == 2) out[1] += sin_k[static_cast<size_t>(k)] * l;
+  }
+}
+
+double FrictionalSpace::energy_change(const Eigen::VectorXd& lambda) const {
+  return lambda.dot(u0 + 0.5 * (wbar * lambda));
+}
+
+void FrictionalSpace::fill_outcome(const FrictionalProblem& problem, const Eigen::VectorXd& lambda,
+                                   FrictionalOutcome& outcome) const {
+  outcome.velocity = problem.velocity + y * lambda;
+  outcome.normal_impulses = lambda.head(m);
+  outcome.tangential_impulses.resize(m * tangent_dim);
+  for (int i = 0; i < m; ++i)
+    tangential_impulse(lambda, i, outcome.tangential_impulses.data() + i * tangent_dim);
+  outcome.normal_velocities = u0.head(m) + wbar.topRows(m) * lambda;
+  outcome.tangential_velocities = ut0 + tbar * lambda;
+  outcome.energy_change = energy_change(lambda);
+}
+
+bool FrictionalSpace::colliding(const Eigen::VectorXd& u, double tolerance) const {
+  for (int i = 0; i < m; ++i)
+    if (u[i] / scale[i] < -tolerance * approach_scale) return true;
+  return false;
+}
+
+bool anitescu_potra_lemke(const FrictionalSpace& sp, const Eigen::VectorXd& u,
+                          const std::vector<int>& contacts, Eigen::VectorXd& lambda,
+                          std::string* message) {
+  std::vector<int> set = contacts;
+  if (set.empty())
+    for (int i = 0; i < sp.m; ++i) set.push_back(i);
+  const int c = static_cast<int>(set.size()), d = sp.d, cd = c * d, size = (2 + d) * c;
+  // λ̄ rows of the chosen contacts: normals first, then their directions.
+  std::vector<int> rows;
+  for (int i : set) rows.push_back(sp.normal_row(i));
+  for (int i : set)
+    for (int k = 0; k < d; ++k) rows.push_back(sp.direction_row(i, k));
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(size, size);
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(size);
+  for (int r = 0; r < c + cd; ++r) {
+    q[r] = u[rows[static_cast<size_t>(r)]];
+    for (int s = 0; s < c + cd; ++s)
+      a(r, s) = sp.wbar(rows[static_cast<size_t>(r)], rows[static_cast<size_t>(s)]);
+  }
+  for (int j = 0; j < c; ++j) {
+    for (int k = 0; k < d; ++k) {
+      a(c + j * d + k, c + cd + j) = 1.0;   // E γ in the direction rows (32)
+      a(c + cd + j, c + j * d + k) = -1.0;  // −Eᵀ λ_D in the γ row (33)
+    }
+    a(c + cd + j, j) = sp.mu[set[static_cast<size_t>(j)]];
+  }
+  const LcpResult r = solve_lcp_lemke(a, q);
+  if (r.status != LcpStatus::kSolved) {
+    if (message) *message = r.message;
+    return false;
+  }
+  lambda = Eigen::VectorXd::Zero(sp.rows());
+  for (int s = 0; s < c + cd; ++s) lambda[rows[static_cast<size_t>(s)]] = r.z[s];
+  return true;
+}
+
+}  // namespace simpact::internal

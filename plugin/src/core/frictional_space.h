@@ -1,0 +1,62 @@
+// Dense contact-space operators of one frictional impact (frictional_problem.h
+// glossary): the direction rows J_D built from the tangents, Y = M⁻¹ J̄ᵀ,
+// W̄ = J̄ M⁻¹ J̄ᵀ, T̄ = J_t M⁻¹ J̄ᵀ and the pre-impact contact velocities.
+// Frictional impacts involve a handful of contacts (an LCP of size (3 + d) m
+// is solved per increment), so dense storage is the fast choice here.
+//
+// Layout of λ̄ (size m (1 + d)): [λ_n,0 … λ_n,m−1, λ_D,0,0 … λ_D,0,d−1, …].
+#pragma once
+
+#include <simpact/frictional_problem.h>
+
+#include <Eigen/Core>
+
+#include <string>
+#include <vector>
+
+namespace simpact::internal {
+
+struct FrictionalSpace {
+  int n = 0, m = 0, d = 0;
+  int tangent_dim = 0;  // 1 planar, 2 in 3-D
+  Eigen::MatrixXd jbar;        // J̄ (m(1+d) × n)
+  Eigen::MatrixXd y;           // M⁻¹ J̄ᵀ (n × m(1+d))
+  Eigen::MatrixXd wbar;        // W̄ (m(1+d) square)
+  Eigen::MatrixXd tbar;        // J_t M⁻¹ J̄ᵀ (rows of J_t × m(1+d))
+  Eigen::VectorXd u0;          // ū⁻ = J̄ v⁻ + b̄ (m(1+d))
+  Eigen::VectorXd ut0;         // u_t⁻ = J_t v⁻ + b_t
+  Eigen::VectorXd mu;          // μ (m)
+  std::vector<double> cos_k, sin_k;  // direction k in the (t1, t2) frame
+  Eigen::VectorXd scale;       // √W̄_jj (floored, see build): g-normalization
+  double approach_scale = 0;   // S = max_i |u⁻_n,i| / scale_i
+
+  int rows() const { return m * (1 + d); }
+  int normal_row(int i) const { return i; }
+  int direction_row(int i, int k) const { return m + i * d + k; }
+
+  void build(const FrictionalProblem& problem);
+
+  /// Λ_t of contact i from its direction impulses (tangent_dim entries).
+  void tangential_impulse(const Eigen::VectorXd& lambda, int i, double* out) const;
+
+  /// Fills the contact-frame fields, velocity and ΔE of an outcome from the
+  /// total impulse Λ̄ applied to v⁻.
+  void fill_outcome(const FrictionalProblem& problem, const Eigen::VectorXd& lambda,
+                    FrictionalOutcome& outcome) const;
+
+  /// ΔE = Λ̄ᵀ (ū⁻ + ½ W̄ Λ̄).
+  double energy_change(const Eigen::VectorXd& lambda) const;
+
+  /// True if some contact has u_n,i / scale_i < −tolerance · S.
+  bool colliding(const Eigen::VectorXd& u, double tolerance) const;
+};
+
+/// One solution of the Anitescu–Potra LCP (002 eq. (31)–(33)) restricted to
+/// `contacts` (all when empty), from contact velocities u, by Lemke. The
+/// impulse (size m(1+d), zero off `contacts`) goes to `lambda`. Returns false
+/// (and the solver's message) if Lemke fails.
+bool anitescu_potra_lemke(const FrictionalSpace& space, const Eigen::VectorXd& u,
+                          const std::vector<int>& contacts, Eigen::VectorXd& lambda,
+                          std::string* message = nullptr);
+
+}  // namespace simpact::internal

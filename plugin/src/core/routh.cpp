@@ -1,0 +1,384 @@
+#include <simpact/routh.h>
+
+#include <simpact/frictional_reference.h>
+
+#include "core/frictional_space.h"
+#include "core/validation.h"
+#include "core/lcp.h"
+#include "core/rng.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <Eigen/SVD>
+
+namespace simpact {
+
+const char* to_string(ImpulseSampler sampler) {
+  switch (sampler) {
+    case ImpulseSampler::kUniform: return "uniform";
+    case ImpulseSampler::kLowDiscrepancy: return "low_discrepancy";
+  }
+  return "unknown";
+}
+
+ImpulseSampler parse_impulse_sampler(const std::string& name) {
+  if (name == "uniform") return ImpulseSampler::kUniform;
+  if (name == "low_discrepancy") return ImpulseSampler::kLowDiscrepancy;
+  throw InvalidProblem("unknown sampler \"" + name + "\" (expected uniform or low_discrepancy)");
+}
+
+double RouthOutcomeSet::mean_lcps() const {
+  if (lcps.empty()) return 0.0;
+  double total = 0.0;
+  for (int l : lcps) total += l;
+  return total / static_cast<double>(lcps.size());
+}
+
+namespace {
+
+template <typename... Parts>
+[[noreturn]] void fail(const Parts&... parts) {
+  internal::fail_invalid(parts...);
+}
+
+void validate_parameters(const RouthParameters& p) {
+  if (!(std::isfinite(p.step) && p.step >= 0.0))
+    fail("routh step ", p.step, " must be finite and >= 0 (0 = automatic)");
+  if (!(std::isfinite(p.automatic_step_factor) && p.automatic_step_factor > 0.0))
+    fail("routh automatic_step_factor ", p.automatic_step_factor, " must be finite and > 0");
+  if (p.max_steps < 1) fail("routh max_steps ", p.max_steps, " must be >= 1");
+  if (!(std::isfinite(p.separation_tolerance) && p.separation_tolerance >= 0.0))
+    fail("routh separation_tolerance ", p.separation_tolerance, " must be finite and >= 0");
+}
+
+// Independent stream per (seed, sample): two rounds of the SplitMix64
+// finalizer on seed and index. Plain seed + index would make sample k's
+// stream sample 0's shifted by k draws.
+std::uint64_t sample_stream_seed(std::uint64_t seed, std::uint64_t index) {
+  internal::SplitMix64 a(seed);
+  internal::SplitMix64 b(index ^ 0xD1B54A32D192ED03ULL);
+  internal::SplitMix64 c(a.next() ^ b.next());
+  return c.next();
+}
+
+// φ_D: the real root > 1 of x^{D+1} = x + 1 (Roberts' generalized golden
+// ratio), by Newton from 2 (monotone convergence from the right).
+double generalized_golden_ratio(int dims) {
+  double x = 2.0;
+  for (int iteration = 0; iteration < 200; ++iteration) {
+    const double p = std::pow(x, dims + 1);
+    const double next = x - (p - x - 1.0) / ((dims + 1) * p / x - 1.0);
+    if (std::abs(next - x) <= 1e-16 * x) return next;
+    x = next;
+  }
+  return x;
+}
+
+}  // namespace
+
+// ── Implementation ──────────────────────────────────────────────────────────
+
+struct RouthSampler::Impl {
+  FrictionalProblem problem;
+  internal::FrictionalSpace space;
+  Eigen::MatrixXd lcp;        // W of (75), size (3 + d) m
+  double step = 0.0;
+  std::vector<double> alpha;  // R_D increments, D = m·N
+  bool nothing_to_do = false; // no contact collides initially
+  bool infeasible = false;    // a colliding contact no impulse can move
+  std::string infeasible_message;
+
+  bool colliding(const Eigen::VectorXd& u, double tolerance) const {
+    return space.colliding(u, tolerance);
+  }
+};
+
+RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters parameters)
+    : parameters_(parameters), impl_(std::make_unique<Impl>()) {
+  validate_parameters(parameters_);
+  if (parameters_.validate_input) validate(problem);
+  Impl& s = *impl_;
+  s.problem = problem;
+  s.space.build(problem);
+  const internal::FrictionalSpace& sp = s.space;
+  const int m = sp.m, d = sp.d, md = m * d;
+  const int size = (3 + d) * m;
+
+  // W of 002 eq. (75b); variable order z = [β; λ_n; λ_D; γ].
+  s.lcp = Eigen::MatrixXd::Zero(size, size);
+  for (int i = 0; i < m; ++i) {
+    s.lcp(i, m + i) = -1.0;  // β row: λ_max − λ_n
+    s.lcp(m + i, i) = 1.0;   // λ_n row: … + β
+  }
+  s.lcp.block(m, m, m + md, m + md) = sp.wbar;
+  for (int i = 0; i < m; ++i)
+    for (int k = 0; k < d; ++k) {
+      s.lcp(2 * m + i * d + k, 2 * m + md + i) = 1.0;   // E
+      s.lcp(2 * m + md + i, 2 * m + i * d + k) = -1.0;  // −Eᵀ
+    }
+  for (int i = 0; i < m; ++i) s.lcp(2 * m + md + i, m + i) = sp.mu[i];
+
+  // Automatic step: factor × the largest single-contact frictionless
+  // stopping impulse; and the infeasibility check (a colliding contact whose
+  // W̄_ii vanishes cannot be stopped by any impulse).
+  double largest = 0.0;
+  for (int i = 0; i < m; ++i) {
+    const double approach = -sp.u0[i];
+    if (approach / sp.scale[i] <= parameters_.separation_tolerance * sp.approach_scale) continue;
+    if (sp.wbar(i, i) <= kRankTolerance * std::max(sp.wbar.diagonal().maxCoeff(), 1e-300)) {
+      s.infeasible = true;
+      s.infeasible_message = "contact " + std::to_string(i) +
+                             " approaches but no impulse can move it (J_n M^-1 J_n^T = 0): "
+                             "velocity returned unchanged";
+    }
+    largest = std::max(largest, approach / sp.wbar(i, i));
+  }
+  s.nothing_to_do = !s.colliding(sp.u0.head(m), parameters_.separation_tolerance);
+  s.step = parameters_.step > 0.0 ? parameters_.step : parameters_.automatic_step_factor * largest;
+
+  if (parameters_.sampler == ImpulseSampler::kLowDiscrepancy && m > 0) {
+    const int dims = m * parameters_.max_steps;
+    const double phi = generalized_golden_ratio(dims);
+    s.alpha.resize(static_cast<size_t>(dims));
+    double power = 1.0;
+    for (int j = 0; j < dims; ++j) {
+      power /= phi;
+      s.alpha[static_cast<size_t>(j)] = power - std::floor(power);
+    }
+  }
+}
+
+RouthSampler::~RouthSampler() = default;
+RouthSampler::RouthSampler(RouthSampler&&) noexcept = default;
+RouthSampler& RouthSampler::operator=(RouthSampler&&) noexcept = default;
+
+double RouthSampler::step() const { return impl_->step; }
+int RouthSampler::lcp_size() const { return static_cast<int>(impl_->lcp.rows()); }
+
+
+FrictionalResult RouthSampler::sample(std::uint64_t index) const {
+  return run(index, 0.0);
+}
+
+FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap) const {
+  const Impl& s = *impl_;
+  const internal::FrictionalSpace& sp = s.space;
+  const int m = sp.m, d = sp.d, md = m * d, rows = m + md;
+  FrictionalResult result;
+  result.outcomes.resize(1);
+  FrictionalOutcome& out = result.outcomes[0];
+  Eigen::VectorXd total = Eigen::VectorXd::Zero(rows);
+  if (parameters_.record_trajectory) out.trajectory.push_back(s.problem.velocity);
+
+  if (s.infeasible) {
+    result.status = Status::kInfeasible;
+    result.message = s.infeasible_message;
+    sp.fill_outcome(s.problem, total, out);
+    out.terminated = false;
+    return result;
+  }
+
+  internal::SplitMix64 rng(sample_stream_seed(parameters_.seed, index));
+  Eigen::VectorXd shift;
+  if (parameters_.sampler == ImpulseSampler::kLowDiscrepancy) {
+    shift.resize(static_cast<Eigen::Index>(s.alpha.size()));
+    for (Eigen::Index j = 0; j < shift.size(); ++j) shift[j] = rng.uniform();
+  }
+
+  const int size = static_cast<int>(s.lcp.rows());
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(size);
+  Eigen::VectorXd u = sp.u0;  // ū, tracked in contact space
+  const double kd = static_cast<double>(index);
+  int steps = 0;
+  bool lcp_failed = false;
+  while (!s.nothing_to_do && s.colliding(u, parameters_.separation_tolerance)) {
+    if (steps >= parameters_.max_steps) break;
+    for (int i = 0; i < m; ++i) {
+      double unit;
+      if (parameters_.sampler == ImpulseSampler::kUniform) {
+        unit = rng.uniform();
+      } else {
+        const size_t j = static_cast<size_t>(steps * m + i);
+        const double x = shift[static_cast<Eigen::Index>(j)] + kd * s.alpha[j];
+        unit = x - std::floor(x);
+      }
+      q[i] = s.step * unit;
+    }
+    q.segment(m, rows) = u;
+    const internal::LcpResult r = internal::solve_lcp_lemke(s.lcp, q);
+    ++out.lcps;
+    if (r.status != internal::LcpStatus::kSolved) {
+      lcp_failed = true;
+      result.status = Status::kLcpFailed;
+      result.message = "increment " + std::to_string(steps) + ": " + r.message;
+      break;
+    }
+    const auto lambda = r.z.segment(m, rows);
+    u += sp.wbar * lambda;
+    total += lambda;
+    ++steps;
+    if (parameters_.record_trajectory)
+      out.trajectory.push_back(s.problem.velocity + sp.y * total);
+  }
+
+  // Algorithm 2 line 5: one more increment with every cap ε/(3ψ).
+  if (final_cap > 0.0 && !lcp_failed && s.colliding(u, parameters_.separation_tolerance)) {
+    q.head(m).setConstant(final_cap);
+    q.segment(m, rows) = u;
+    const internal::LcpResult r = internal::solve_lcp_lemke(s.lcp, q);
+    ++out.lcps;
+    if (r.status == internal::LcpStatus::kSolved) {
+      const auto lambda = r.z.segment(m, rows);
+      u += sp.wbar * lambda;
+      total += lambda;
+      if (parameters_.record_trajectory)
+        out.trajectory.push_back(s.problem.velocity + sp.y * total);
+    } else {
+      lcp_failed = true;
+      result.status = Status::kLcpFailed;
+      result.message = "final increment (Algorithm 2 line 5): " + r.message;
+    }
+  }
+
+  out.terminated = !lcp_failed && !s.colliding(u, parameters_.separation_tolerance);
+  if (!out.terminated) {
+    if (!lcp_failed) {
+      result.status = Status::kStepLimitReached;
+      result.message = "Algorithm 1 used its " + std::to_string(parameters_.max_steps) +
+                       " increments without ending the impact";
+    }
+    if (parameters_.finish_with_anitescu_potra) {
+      Eigen::VectorXd lambda;
+      ++out.lcps;
+      std::string why;
+      if (internal::anitescu_potra_lemke(sp, u, {}, lambda, &why)) {
+        total += lambda;
+        result.message += "; finished with one Anitescu-Potra LCP";
+        if (parameters_.record_trajectory)
+          out.trajectory.push_back(s.problem.velocity + sp.y * total);
+      } else {
+        result.message += "; the Anitescu-Potra fallback failed too (" + why +
+                          "): velocity still colliding";
+      }
+    } else {
+      result.message += "; velocity still colliding (no fallback requested)";
+    }
+  }
+  sp.fill_outcome(s.problem, total, out);
+  return result;
+}
+
+RouthOutcomeSet RouthSampler::approximate(const RouthSetParameters& set) const {
+  if (set.samples < 1) fail("routh set samples ", set.samples, " must be >= 1");
+  if (set.threads < 0) fail("routh set threads ", set.threads, " must be >= 0 (0 = all cores)");
+  if (!(std::isfinite(set.epsilon) && set.epsilon >= 0.0))
+    fail("routh set epsilon ", set.epsilon, " must be finite and >= 0");
+  const Impl& s = *impl_;
+  const internal::FrictionalSpace& sp = s.space;
+  const int m = sp.m, count = set.samples;
+
+  RouthOutcomeSet out;
+  out.step = s.step;
+  out.velocities.resize(sp.n, count);
+  out.normal_velocities.resize(m, count);
+  out.tangential_velocities.resize(m * sp.tangent_dim, count);
+  out.normal_impulses.resize(m, count);
+  out.energy_change.resize(count);
+  out.lcps.assign(static_cast<size_t>(count), 0);
+  out.terminated.assign(static_cast<size_t>(count), 0);
+  out.colliding.assign(static_cast<size_t>(count), 0);
+  std::vector<Status> statuses(static_cast<size_t>(count), Status::kSuccess);
+
+  // Algorithm 2 line 2: ψ = σ_max(M⁻¹J̄ᵀ) m (1 + max μ) + 1 and the final
+  // increment's cap ε / (3ψ) per contact.
+  double final_cap = 0.0;
+  if (set.epsilon > 0.0 && m > 0) {
+    const double sigma = Eigen::JacobiSVD<Eigen::MatrixXd>(sp.y).singularValues()[0];
+    const double psi = sigma * m * (1.0 + sp.mu.maxCoeff()) + 1.0;
+    final_cap = set.epsilon / (3.0 * psi);
+  }
+
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = std::min(set.threads > 0 ? set.threads : hardware, count);
+  out.threads_used = threads;
+
+  // Each sample is sample(k): the partition of samples over threads cannot
+  // change any result. Chunks of 64 keep the atomic traffic negligible.
+  constexpr int kChunk = 64;
+  std::atomic<int> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto worker = [&]() {
+    try {
+      while (true) {
+        const int begin = next.fetch_add(kChunk);
+        if (begin >= count) return;
+        const int end = std::min(count, begin + kChunk);
+        for (int k = begin; k < end; ++k) {
+          FrictionalResult r = run(static_cast<std::uint64_t>(k), final_cap);
+          FrictionalOutcome& o = r.outcomes[0];
+          const size_t kk = static_cast<size_t>(k);
+          out.velocities.col(k) = o.velocity;
+          out.normal_velocities.col(k) = o.normal_velocities;
+          out.tangential_velocities.col(k) = o.tangential_velocities;
+          out.normal_impulses.col(k) = o.normal_impulses;
+          out.energy_change[k] = o.energy_change;
+          out.lcps[kk] = o.lcps;
+          out.terminated[kk] = o.terminated ? 1 : 0;
+          statuses[kk] = r.status;
+          bool collide = false;
+          for (int i = 0; i < m; ++i)
+            if (o.normal_velocities[i] / sp.scale[i] <
+                -parameters_.separation_tolerance * sp.approach_scale)
+              collide = true;
+          out.colliding[kk] = collide ? 1 : 0;
+        }
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+
+  int failed = 0, unterminated = 0;
+  for (int k = 0; k < count; ++k) {
+    const size_t kk = static_cast<size_t>(k);
+    out.terminated_count += out.terminated[kk];
+    if (statuses[kk] == Status::kLcpFailed || statuses[kk] == Status::kInfeasible) ++failed;
+    if (!out.terminated[kk]) ++unterminated;
+  }
+  if (failed > 0) {
+    out.status = statuses[0] == Status::kInfeasible ? Status::kInfeasible : Status::kLcpFailed;
+    out.message = std::to_string(failed) + " of " + std::to_string(count) +
+                  " samples failed (LCP failure or infeasible problem)";
+  } else if (unterminated > 0) {
+    out.status = Status::kStepLimitReached;
+    out.message = std::to_string(unterminated) + " of " + std::to_string(count) +
+                  " samples used max_steps = " + std::to_string(parameters_.max_steps) +
+                  " without ending the impact";
+  }
+  return out;
+}
+
+FrictionalResult sample_routh(const FrictionalProblem& problem, const RouthParameters& parameters) {
+  return RouthSampler(problem, parameters).sample(0);
+}
+
+RouthOutcomeSet approximate_routh_set(const FrictionalProblem& problem,
+                                      const RouthParameters& parameters,
+                                      const RouthSetParameters& set) {
+  return RouthSampler(problem, parameters).approximate(set);
+}
+
+}  // namespace simpact

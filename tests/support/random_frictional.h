@@ -1,0 +1,91 @@
+// Seeded random frictional impact problems for property tests of the Routh,
+// Anitescu–Potra and sequential laws, and the closed form of Routh's
+// single-contact planar impact.
+#pragma once
+
+#include <simpact/frictional_problem.h>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+namespace simpact::testing {
+
+struct RandomFrictional {
+  FrictionalProblem problem;
+  Eigen::MatrixXd mass;  ///< M = (M⁻¹)⁻¹ (M⁻¹ is drawn positive definite).
+};
+
+/// n DOFs, m contacts, planar (one tangent per contact) or 3-D (two). M⁻¹ =
+/// A Aᵀ + 0.1 I (positive definite, eigenvalues ≳ 0.1); rows of J uniform in
+/// [−1, 1]; v uniform in [−1, 1] then shifted so that contact 0 approaches
+/// at speed ≥ 0.2 (every problem is an impact); μ uniform in [0, 1.5].
+inline RandomFrictional random_frictional(std::uint64_t seed, int n, int m, bool planar) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0), mu(0.0, 1.5);
+  auto matrix = [&](int rows, int cols) {
+    Eigen::MatrixXd a(rows, cols);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) a(i, j) = unit(rng);
+    return a;
+  };
+  const Eigen::MatrixXd a = matrix(n, n);
+  const Eigen::MatrixXd inverse_mass = a * a.transpose() + 0.1 * Eigen::MatrixXd::Identity(n, n);
+  const Eigen::MatrixXd jn = matrix(m, n);
+  const Eigen::MatrixXd jt = matrix(planar ? m : 2 * m, n);
+  Eigen::VectorXd v = matrix(n, 1);
+  // Shift v along M⁻¹ J_0ᵀ so that u_n,0 = J_0 v ≤ −0.2.
+  const Eigen::VectorXd push = inverse_mass * jn.row(0).transpose();
+  const double u0 = jn.row(0).dot(v), w00 = jn.row(0).dot(push);
+  if (u0 > -0.2) v -= ((u0 + 0.2 + 0.3 * std::abs(unit(rng))) / w00) * push;
+  Eigen::VectorXd friction(m);
+  for (int i = 0; i < m; ++i) friction[i] = mu(rng);
+  RandomFrictional out;
+  out.problem = FrictionalProblem::from_dense(inverse_mass, jn, jt, v, friction);
+  out.mass = inverse_mass.llt().solve(Eigen::MatrixXd::Identity(n, n));
+  return out;
+}
+
+/// Routh's inelastic impact of ONE planar contact (Routh 1891; 002 §2.2.2),
+/// closed form. Contact-space inverse inertia [[a, b], [b, c]] for (n, t),
+/// pre-impact (u_n < 0, u_t), friction μ. The normal impulse grows; while the
+/// contact slips, Λ_t = −μ sgn(u_t) Λ_n; if the slip reaches zero and
+/// |b / c| ≤ μ the contact sticks (dΛ_t = −(b/c) dΛ_n); the impact ends when
+/// u_n = 0. Returns (Λ_n, Λ_t) and whether the slip reached zero. Cases that
+/// reverse the slip (|b/c| > μ after sticking) are not covered: callers
+/// choose μ ≥ |b/c|.
+struct RouthSingle {
+  double normal = 0.0, tangential = 0.0;
+  bool stuck = false;
+};
+
+inline RouthSingle routh_single_contact(double a, double b, double c, double un, double ut,
+                                        double mu) {
+  RouthSingle r;
+  const double s = ut > 0.0 ? 1.0 : ut < 0.0 ? -1.0 : 0.0;
+  if (s != 0.0) {
+    const double dn = a - mu * s * b, dt = b - mu * s * c;  // rates while slipping
+    const double to_stop_slip = dt != 0.0 ? -ut / dt : INFINITY;
+    // While slipping u_n changes at rate dn; dn ≤ 0 (friction drives the
+    // contact into the ground) means only sticking can end the impact.
+    const double to_end = dn > 0.0 ? -un / dn : INFINITY;
+    if (!(to_stop_slip > 0.0) || to_stop_slip >= to_end) {
+      r.normal = to_end;
+      r.tangential = -mu * s * to_end;
+      return r;
+    }
+    r.normal = to_stop_slip;
+    r.tangential = -mu * s * to_stop_slip;
+    un += dn * to_stop_slip;
+  }
+  r.stuck = true;
+  const double more = -un / (a - b * b / c);
+  r.normal += more;
+  r.tangential += -(b / c) * more;
+  return r;
+}
+
+}  // namespace simpact::testing
