@@ -391,5 +391,30 @@ TEST(RouthValidation, BadInputsNameTheProblem) {
   EXPECT_STREQ(to_string(Status::kStepLimitReached), "step_limit_reached");
 }
 
+// The README's frictional snippet, verbatim apart from the checks.
+TEST(RouthReadme, SnippetRunsAndGivesTheDocumentedOutcomes) {
+  Eigen::MatrixXd Jn(2, 3), Jt(2, 3);
+  Jn << 0, 1, 0.5, 0, 1, -0.5;
+  Jt << 1, 0, 1, 1, 0, 1;
+  auto p = simpact::FrictionalProblem::from_dense(Eigen::Vector3d(1, 1, 2.4).asDiagonal(), Jn, Jt,
+                                                  Eigen::Vector3d(0, -0.4429, 0),
+                                                  Eigen::Vector2d(1, 1));
+  simpact::RouthParameters params;
+  params.seed = 7;
+  auto one = simpact::sample_routh(p, params);
+  simpact::RouthSetParameters set;
+  set.samples = 1 << 10;
+  auto all = simpact::approximate_routh_set(p, params, set);
+  auto ap = simpact::solve_anitescu_potra(p);
+  auto seq = simpact::resolve_sequential(p, {{0, 1}});
+  EXPECT_EQ(one.status, Status::kSuccess);
+  EXPECT_EQ(all.terminated_count, set.samples);
+  ASSERT_EQ(ap.outcomes.size(), 1u);  // simultaneous: the block stops
+  EXPECT_TRUE(VectorsNear(ap.outcomes[0].velocity, Eigen::Vector3d::Zero(), 1e-12, 0.0));
+  // A first, then B: the block pivots about B (left corner), A lifts off.
+  EXPECT_GT(seq.outcomes[0].normal_velocities[0], 0.05);
+  EXPECT_NEAR(seq.outcomes[0].normal_velocities[1], 0.0, 1e-12);
+}
+
 }  // namespace
 }  // namespace simpact

@@ -167,7 +167,8 @@ class RouthSampler {
   struct Impl;  ///< opaque; defined in the implementation.
 
  private:
-  FrictionalResult run(std::uint64_t index, double final_cap) const;
+  struct Workspace;
+  FrictionalResult run(std::uint64_t index, double final_cap, Workspace& workspace) const;
 
   RouthParameters parameters_;
   std::unique_ptr<Impl> impl_;

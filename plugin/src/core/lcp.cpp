@@ -3,6 +3,8 @@
 #include <Eigen/Cholesky>
 #include <Eigen/QR>
 
+#include <memory>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -21,13 +23,19 @@ const char* to_string(LcpStatus status) {
 
 namespace {
 
+}  // namespace
+
 // Tableau columns: w_0..w_{m-1}, z_0..z_{m-1}, z0, rhs. The w columns always
 // hold B⁻¹ (the basis started as the identity on w), which is what the
-// lexicographic rule compares.
+// lexicographic rule compares. Row-major, so a pivot's row updates are
+// contiguous; reset() reuses the storage when the size repeats (the Routh
+// sampler solves thousands of same-size LCPs).
 class Tableau {
  public:
-  Tableau(const Eigen::MatrixXd& M, const Eigen::VectorXd& q, const Eigen::VectorXd& covering)
-      : m_(static_cast<int>(q.size())), t_(m_, 2 * m_ + 2), basis_(static_cast<size_t>(m_)) {
+  void reset(const Eigen::MatrixXd& M, const Eigen::VectorXd& q, const Eigen::VectorXd& covering) {
+    m_ = static_cast<int>(q.size());
+    t_.resize(m_, 2 * m_ + 2);
+    basis_.resize(static_cast<size_t>(m_));
     t_.setZero();
     t_.leftCols(m_).setIdentity();
     t_.middleCols(m_, m_) = -M;
@@ -118,10 +126,12 @@ class Tableau {
     return a < b;
   }
 
-  int m_;
-  Eigen::MatrixXd t_;
+  int m_ = 0;
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> t_;
   std::vector<int> basis_;
 };
+
+namespace {
 
 // Fills w and downgrades a kSolved result whose residual is too large.
 void check_solution(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
@@ -241,21 +251,35 @@ LcpResult solve_psd_lcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& q,
   return lemke;
 }
 
+LemkeSolver::LemkeSolver() : tableau_(std::make_unique<Tableau>()) {}
+LemkeSolver::~LemkeSolver() = default;
+
 LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
                           const LemkeParameters& parameters) {
-  const int m = static_cast<int>(q.size());
+  LemkeSolver solver;
   LcpResult result;
-  result.z = Eigen::VectorXd::Zero(m);
+  solver.solve(M, q, parameters, result);
+  return result;
+}
+
+void LemkeSolver::solve(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                        const LemkeParameters& parameters, LcpResult& result) {
+  const int m = static_cast<int>(q.size());
+  result.status = LcpStatus::kSolved;
+  result.message.clear();
+  result.pivots = 0;
+  result.z.setZero(m);
   result.w = q;
-  if (m == 0 || q.minCoeff() >= 0.0) return result;  // z = 0 is complementary.
+  if (m == 0 || q.minCoeff() >= 0.0) return;  // z = 0 is complementary.
 
   const Eigen::VectorXd& d = parameters.covering;
   if (d.size() != 0 && (d.size() != m || d.minCoeff() <= 0.0)) {
     result.status = LcpStatus::kInaccurate;
     result.message = "Lemke covering vector must have one positive entry per row";
-    return result;
+    return;
   }
-  Tableau tab(M, q, d);
+  Tableau& tab = *tableau_;
+  tab.reset(M, q, d);
   const int max_pivots = parameters.max_pivots > 0 ? parameters.max_pivots : 100 * (m + 10);
 
   // First pivot: z0 enters at the row of the smallest q_i / d_i, which makes
@@ -274,7 +298,7 @@ LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
     if (result.pivots >= max_pivots) {
       result.status = LcpStatus::kPivotLimit;
       result.message = "Lemke stopped after " + std::to_string(result.pivots) + " pivots";
-      return result;
+      return;
     }
     const int entering = tab.complement(leaving);
     row = tab.ratio_test(entering, parameters);
@@ -285,13 +309,13 @@ LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
       if (r0 >= 0 && std::abs(tab.rhs_at(r0)) <= parameters.tie_tolerance * std::max(1.0, q.cwiseAbs().maxCoeff())) {
         result.z = tab.z().cwiseMax(0.0);
         check_solution(M, q, parameters, result);
-        if (result.status == LcpStatus::kSolved) return result;
+        if (result.status == LcpStatus::kSolved) return;
       }
       result.z.setZero();
       result.w = q;
       result.status = LcpStatus::kRayTermination;
       result.message = "Lemke ended on a secondary ray: the LCP has no solution Lemke can reach";
-      return result;
+      return;
     }
     leaving = tab.basic(row);
     tab.pivot(row, entering);
@@ -301,7 +325,6 @@ LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
 
   result.z = tab.z().cwiseMax(0.0);
   check_solution(M, q, parameters, result);
-  return result;
 }
 
 }  // namespace simpact::internal

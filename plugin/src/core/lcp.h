@@ -10,6 +10,7 @@
 
 #include <Eigen/Core>
 
+#include <memory>
 #include <string>
 
 namespace simpact::internal {
@@ -45,6 +46,24 @@ struct LcpResult {
 
 LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
                           const LemkeParameters& parameters = {});
+
+class Tableau;
+
+/// The same Lemke method, keeping its tableau between calls: solving many
+/// LCPs of one size (the Routh sampler's increments) allocates nothing after
+/// the first. Not thread-safe; one per thread.
+class LemkeSolver {
+ public:
+  LemkeSolver();
+  ~LemkeSolver();
+  LemkeSolver(const LemkeSolver&) = delete;
+  LemkeSolver& operator=(const LemkeSolver&) = delete;
+  void solve(const Eigen::MatrixXd& M, const Eigen::VectorXd& q, const LemkeParameters& parameters,
+             LcpResult& result);
+
+ private:
+  std::unique_ptr<Tableau> tableau_;
+};
 
 /// Symmetric positive semi-definite LCPs (the plastic impact, with M = W).
 /// Lemke first. Dependent contacts make W singular and the solution

@@ -162,11 +162,21 @@ double RouthSampler::step() const { return impl_->step; }
 int RouthSampler::lcp_size() const { return static_cast<int>(impl_->lcp.rows()); }
 
 
+// Per-thread scratch: the Lemke tableau and the LCP vectors, reused by every
+// increment of every sample the thread draws.
+struct RouthSampler::Workspace {
+  internal::LemkeSolver lemke;
+  internal::LcpResult lcp;
+  Eigen::VectorXd q;
+};
+
 FrictionalResult RouthSampler::sample(std::uint64_t index) const {
-  return run(index, 0.0);
+  Workspace workspace;
+  return run(index, 0.0, workspace);
 }
 
-FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap) const {
+FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
+                                   Workspace& workspace) const {
   const Impl& s = *impl_;
   const internal::FrictionalSpace& sp = s.space;
   const int m = sp.m, d = sp.d, md = m * d, rows = m + md;
@@ -192,7 +202,10 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap) const 
   }
 
   const int size = static_cast<int>(s.lcp.rows());
-  Eigen::VectorXd q = Eigen::VectorXd::Zero(size);
+  Eigen::VectorXd& q = workspace.q;
+  q.setZero(size);
+  internal::LcpResult& r = workspace.lcp;
+  const internal::LemkeParameters lemke_parameters;
   Eigen::VectorXd u = sp.u0;  // ū, tracked in contact space
   const double kd = static_cast<double>(index);
   int steps = 0;
@@ -211,7 +224,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap) const 
       q[i] = s.step * unit;
     }
     q.segment(m, rows) = u;
-    const internal::LcpResult r = internal::solve_lcp_lemke(s.lcp, q);
+    workspace.lemke.solve(s.lcp, q, lemke_parameters, r);
     ++out.lcps;
     if (r.status != internal::LcpStatus::kSolved) {
       lcp_failed = true;
@@ -231,7 +244,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap) const 
   if (final_cap > 0.0 && !lcp_failed && s.colliding(u, parameters_.separation_tolerance)) {
     q.head(m).setConstant(final_cap);
     q.segment(m, rows) = u;
-    const internal::LcpResult r = internal::solve_lcp_lemke(s.lcp, q);
+    workspace.lemke.solve(s.lcp, q, lemke_parameters, r);
     ++out.lcps;
     if (r.status == internal::LcpStatus::kSolved) {
       const auto lambda = r.z.segment(m, rows);
@@ -316,12 +329,13 @@ RouthOutcomeSet RouthSampler::approximate(const RouthSetParameters& set) const {
   std::mutex error_mutex;
   auto worker = [&]() {
     try {
+      Workspace workspace;
       while (true) {
         const int begin = next.fetch_add(kChunk);
         if (begin >= count) return;
         const int end = std::min(count, begin + kChunk);
         for (int k = begin; k < end; ++k) {
-          FrictionalResult r = run(static_cast<std::uint64_t>(k), final_cap);
+          FrictionalResult r = run(static_cast<std::uint64_t>(k), final_cap, workspace);
           FrictionalOutcome& o = r.outcomes[0];
           const size_t kk = static_cast<size_t>(k);
           out.velocities.col(k) = o.velocity;
