@@ -1,6 +1,6 @@
 // Tests of the `simpact` command-line tool: the commands run in-process on
 // string streams, plus a few runs of the real binary.
-#include "capture.h"
+#include "resolve_support.h"
 
 #include <simpact_cli/cli.h>
 #include <simpact_cli/resolve.h>
@@ -8,17 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#if defined(__unix__) || defined(__APPLE__)
-#include <sys/wait.h>
-#define SIMPACT_HAVE_POPEN 1
-#endif
 
 namespace simpact::cli {
 namespace {
@@ -27,36 +20,7 @@ namespace {
 // unit velocities adds at most a few ulps of rounding.
 constexpr double kExact = 1e-12;
 
-using testing::CommandRun;
-using testing::capture;
-
-CommandRun resolve_text(const std::string& input) { return capture(input, run_resolve); }
-
-CommandRun run_arguments(std::vector<const char*> arguments, const std::string& input = "") {
-  arguments.insert(arguments.begin(), "simpact");
-  return capture(input, [&arguments](std::istream& in, std::ostream& out, std::ostream& err) {
-    return run(static_cast<int>(arguments.size()), arguments.data(), in, out, err);
-  });
-}
-
-std::string data_path(const std::string& name) {
-  return std::string(SIMPACT_SOURCE_DIR) + "/demos/data/" + name;
-}
-
-Json load_data(const std::string& name) {
-  std::ifstream file(data_path(name));
-  EXPECT_TRUE(file) << "cannot open " << data_path(name);
-  return Json::parse(file);
-}
-
-Json resolve_ok(const Json& input) {
-  const CommandRun result = resolve_text(input.dump());
-  EXPECT_EQ(result.exit_code, kExitSuccess) << result.err;
-  EXPECT_EQ(result.err, "");
-  return Json::parse(result.out);
-}
-
-std::vector<double> numbers(const Json& array) { return array.get<std::vector<double>>(); }
+using namespace testing;
 
 void expect_cradle_outcome(const Json& outcome) {
   const std::vector<double> velocity = numbers(outcome["velocity"]);
@@ -181,13 +145,45 @@ TEST(CliResolve, DefaultLawCanBeNamed) {
   expect_cradle_outcome(resolve_ok(input)["outcomes"][0]);
 }
 
-struct MalformedCase {
-  std::string name;
-  std::string input;
-  std::string expected;  ///< substring of the error line: the offending key.
-};
+TEST(CliResolve, PlasticCradleMovesTogether) {
+  // The plastic impact projects v⁻ = (1, 0, 0) onto {v1 ≤ v2 ≤ v3} in the
+  // kinetic metric: equal masses pool their momentum, v⁺ = (1/3, 1/3, 1/3),
+  // E⁺ = 3 · ½ · (1/3)² = 1/6. Impulses: ball 1 loses 2/3 through contact 0,
+  // ball 3 gains 1/3 through contact 1.
+  Json input = load_data("newtons_cradle_3.json");
+  input.erase("restitution");  // the plastic law reads neither
+  input.erase("policy");
+  input["law"] = "plastic";
+  const Json output = resolve_ok(input);
+  EXPECT_EQ(output["status"], "success");
+  ASSERT_EQ(output["outcomes"].size(), 1u);
+  const std::vector<double> velocity = numbers(output["outcomes"][0]["velocity"]);
+  const std::vector<double> impulses = numbers(output["outcomes"][0]["impulses"]);
+  ASSERT_EQ(velocity.size(), 3u);
+  ASSERT_EQ(impulses.size(), 2u);
+  for (const double v : velocity) EXPECT_NEAR(v, 1.0 / 3.0, kExact);
+  EXPECT_NEAR(impulses[0], 2.0 / 3.0, kExact);
+  EXPECT_NEAR(impulses[1], 1.0 / 3.0, kExact);
+  EXPECT_NEAR(output["energy_before"].get<double>(), 0.5, kExact);
+  EXPECT_NEAR(output["energy_after"].get<double>(), 1.0 / 6.0, kExact);
+}
 
-void PrintTo(const MalformedCase& c, std::ostream* os) { *os << c.name; }
+TEST(CliResolve, PlasticLawIsPropagativeWithRestitutionZero) {
+  // The two spellings of the plastic law must print the same document.
+  for (const char* name : {"newtons_cradle_3.json", "billiard_break.json", "two_balls_wall.json"}) {
+    SCOPED_TRACE(name);
+    Json plastic = load_data(name);
+    for (const char* key : {"restitution", "policy", "toi", "seed"}) plastic.erase(key);
+    plastic["law"] = "plastic";
+    Json propagative = load_data(name);
+    propagative["restitution"] = 0;
+    propagative.erase("policy");  // "all" adds the enumeration keys
+    const CommandRun a = resolve_text(plastic.dump());
+    const CommandRun b = resolve_text(propagative.dump());
+    ASSERT_EQ(a.exit_code, kExitSuccess) << a.err;
+    EXPECT_EQ(a.out, b.out);
+  }
+}
 
 // The cradle with one defect, given as an RFC 7386 merge patch (null removes
 // a key), so that each case shows only what it breaks.
@@ -201,17 +197,7 @@ MalformedCase cradle_with(std::string name, const char* patch, std::string expec
 class CliMalformed : public ::testing::TestWithParam<MalformedCase> {};
 
 TEST_P(CliMalformed, ExitsTwoWithOneLineNamingTheKey) {
-  const CommandRun result = resolve_text(GetParam().input);
-  EXPECT_EQ(result.exit_code, kExitInputError);
-  EXPECT_EQ(result.out, "");
-  EXPECT_EQ(result.err.rfind("error: ", 0), 0u) << result.err;
-  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
-  EXPECT_EQ(result.err.back(), '\n');
-  EXPECT_NE(result.err.find(GetParam().expected), std::string::npos) << result.err;
-}
-
-std::string case_name(const ::testing::TestParamInfo<MalformedCase>& param_info) {
-  return param_info.param.name;
+  expect_one_error_line(resolve_text(GetParam().input), GetParam().expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -245,7 +231,8 @@ INSTANTIATE_TEST_SUITE_P(
         cradle_with("UnknownPolicy", R"({"policy": "fastest"})",
                     R"("policy" must be one of: most_negative, least_negative)"),
         cradle_with("UnknownLaw", R"({"law": "magic"})",
-                    R"("law" must be one of: propagative (got "magic"))"),
+                    R"("law" must be one of: propagative, plastic, routh, anitescu_potra, )"
+                    R"(sequential (got "magic"))"),
         cradle_with("MassAndMasses", R"({"mass": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]})",
                     R"((found: "mass", "masses"))"),
         cradle_with("NoInertia", R"({"masses": null})",
@@ -268,7 +255,17 @@ INSTANTIATE_TEST_SUITE_P(
         cradle_with("ZeroBudget", R"({"policy": "all", "enumeration_budget": 0})",
                     R"("enumeration_budget" must be an integer >= 1 (got 0))"),
         cradle_with("FractionalReflectionCap", R"({"max_reflections": 2.5})",
-                    R"("max_reflections" must be an integer >= 0 (got 2.5))")),
+                    R"("max_reflections" must be an integer >= 0 (got 2.5))"),
+        cradle_with("RestitutionForPlastic", R"({"law": "plastic", "restitution": 0})",
+                    R"("restitution" applies only to law propagative, not "plastic")"),
+        cradle_with("PolicyForPlastic", R"({"law": "plastic", "policy": "all"})",
+                    R"("policy" applies only to law propagative, not "plastic")"),
+        cradle_with("LawNotAString", R"({"law": 1})", R"("law" must be a string (got 1))"),
+        cradle_with("FrictionForTheDefaultLaw", R"({"friction": [1]})",
+                    R"("friction" applies only to laws routh, anitescu_potra, sequential, )"
+                    R"(not "propagative" (the default law))"),
+        cradle_with("SeedForPlastic", R"({"law": "plastic", "seed": 1})",
+                    R"("seed" applies only to laws propagative, routh, not "plastic")")),
     case_name);
 
 // Defects a parsed document cannot carry.
@@ -335,22 +332,7 @@ TEST(CliCommandLine, FileArgumentIsRead) {
 }
 
 #ifdef SIMPACT_HAVE_POPEN
-// Runs a shell command line; returns its exit code and standard output.
-CommandRun run_shell(const std::string& command) {
-  CommandRun result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  std::size_t count = 0;
-  while ((count = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    result.out.append(buffer.data(), count);
-  }
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-const std::string kBinary = std::string("'") + SIMPACT_CLI_EXECUTABLE + "'";
+const std::string kBinary = binary();
 const std::string kCradle = "'" + data_path("newtons_cradle_3.json") + "'";
 
 TEST(CliBinary, ResolvesTheBundledCradle) {

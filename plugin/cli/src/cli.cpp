@@ -20,21 +20,72 @@ namespace {
 
 constexpr std::string_view kResolveHelp = R"(resolve input: one JSON object with the keys
   velocity             v, n numbers
-  normals              J, m rows of n numbers; row i is contact i's normal
-                       covector, J v > 0 separating (m may be 0: [])
+  normals              J_n, m rows of n numbers; row i is contact i's normal
+                       covector, J_n v > 0 separating (m may be 0: [])
   inverse_mass | mass | masses
                        exactly one: n x n inverse mass (symmetric PSD),
                        n x n mass (symmetric positive definite), or n
                        positive diagonal masses
-  offsets              b, m numbers: u = J v + b               (default 0)
+  offsets              b_n, m numbers: u_n = J_n v + b_n       (default 0)
+  law                  propagative | plastic | routh | anitescu_potra |
+                       sequential                    (default propagative)
+A key that only another law reads is an error naming that law.
+law propagative (elastic propagative impacts, 000):
   restitution          R in [0, 1]                             (default 1)
-  law                  propagative                   (default propagative)
   policy               most_negative | least_negative | time_of_impact |
                        index | random | all        (default most_negative)
   toi                  m times of impact; required by time_of_impact
   seed                 integer >= 0, for policy random
   max_reflections      integer >= 0; 0 = automatic cap
   enumeration_budget   integer >= 1; total reflections for policy all
+law plastic: the Moreau projection; the same outcome as propagative with
+  restitution 0. No further keys.
+Output of both: status, message (unless success), outcomes [{velocity,
+  impulses, sequence}], energy_before, energy_after, reflections,
+  reflection_cap; with policy all: sequences_explored, indeterminacy.
+laws routh, anitescu_potra, sequential (inelastic, frictional, 002) add:
+  tangents             J_t rows of n numbers, contact by contact: one row
+                       per contact (planar) or two orthonormal rows per
+                       contact (3-D): rows 2i, 2i+1 belong to contact i.
+                       Rows of unit contact-frame vectors, like the normal
+                       rows: a row scaled by s scales that contact's mu by s
+  friction             mu, m numbers >= 0, one per contact
+  tangent_offsets      one number per tangents row: u_t = J_t v + b_t
+                                                               (default 0)
+  cone_directions      friction cone directions per contact: 2 planar,
+                       3..64 in 3-D                    (default 0: 2 or 4)
+law routh (Routh sampling, 002 Algorithms 1 and 2):
+  step                 h >= 0, normal impulse cap scale; 0 = automatic
+  automatic_step_factor  > 0, h = factor * largest stopping impulse,
+                       only with the automatic step             (default 2)
+  max_steps            N, increments per sample in [1, 1000000]
+                                                             (default 100)
+  samples              M in [1, 1048576]; M > 1 prints every sample of
+                       the set                                  (default 1)
+  seed                 integer >= 0; sample k is the same for any threads
+  sampler              uniform | low_discrepancy          (default uniform)
+  threads              in [0, 1024]; 0 = every core             (default 0)
+  epsilon              >= 0, final increment of Algorithm 2     (default 0)
+  finish_with_anitescu_potra  true | false: finish a sample still colliding
+                       after N steps with one Anitescu-Potra LCP (default true)
+  trajectory           true | false: print v after every increment (one
+                       sample only)                         (default false)
+law anitescu_potra (simultaneous LCP, 002 eq. (31)):
+  all_solutions        true: every distinct solution; false: one (Lemke)
+                                                            (default true)
+  max_mode_combinations  integer >= 1; beyond it one Lemke solution
+                                                      (default 1048576)
+law sequential (one contact at a time, 002 section 2.2.2):
+  order                contact indices, cycled            (default 0..m-1)
+  max_rounds           passes through order in [1, 1000000] (default 100)
+  trajectory           true | false: print v after every impact
+Output of the frictional laws: status, message (unless success), for
+  routh also step (h used), samples, terminated_samples, lcps_per_sample
+  (mean); outcomes [{velocity, normal_impulses, tangential_impulses,
+  normal_velocities, tangential_velocities (contact frame), energy_change,
+  lcps, terminated, trajectory (if asked)}]. A routh set (samples > 1 or
+  epsilon > 0) prints one outcome per sample, without tangential_impulses
+  and trajectory, with colliding (still colliding at the end).
 )";
 
 // A message from the core or from nlohmann could in principle hold a line

@@ -1,11 +1,15 @@
 #include <simpact_cli/resolve.h>
 
+#include <simpact/frictional_reference.h>
+
 #include <Eigen/Cholesky>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <iterator>
+#include <optional>
 
 namespace simpact::cli {
 namespace {
@@ -16,6 +20,78 @@ constexpr std::array<OrderPolicy, 6> kOrderPolicies = {
     OrderPolicy::kMostNegative, OrderPolicy::kLeastNegative, OrderPolicy::kTimeOfImpact,
     OrderPolicy::kIndex,        OrderPolicy::kRandom,        OrderPolicy::kAll,
 };
+
+constexpr std::array<ImpulseSampler, 2> kImpulseSamplers = {ImpulseSampler::kUniform,
+                                                            ImpulseSampler::kLowDiscrepancy};
+
+// Upper bounds of the integer keys that the core stores as int. Each is far
+// above any sensible request and well inside int, so the conversion is exact
+// and a typo (an extra digit or three) is an error rather than an hour of
+// computation or an allocation failure reported as an internal error.
+//
+// Routh samples: a set of M samples holds (n + 3m + 3)·M doubles and prints
+// as roughly 200 bytes per number-row; 2²⁰ (the size routh.h budgets for) is
+// already hundreds of MB of JSON, more than a command-line tool should print.
+constexpr std::int64_t kMaxSamples = std::int64_t{1} << 20;
+// Routh increments per sample and sequential passes: the automatic step
+// needs 2–10 LCPs and a sequential pass rarely repeats more than a few
+// times; 10⁶ small LCPs already take seconds per sample.
+constexpr std::int64_t kMaxSteps = 1'000'000;
+constexpr std::int64_t kMaxRounds = 1'000'000;
+// Worker threads for a Routh set: more than any machine this runs on has
+// cores; std::thread creation beyond that only costs.
+constexpr std::int64_t kMaxThreads = 1024;
+
+// ── Readers local to this command ───────────────────────────────────────────
+
+bool read_bool(const Json& object, const std::string& key) {
+  const Json& value = require(object, key);
+  if (!value.is_boolean()) {
+    throw InputError(quote(key) + " must be true or false (got " + excerpt(value) + ")");
+  }
+  return value.get<bool>();
+}
+
+double read_at_least_zero(const Json& object, const std::string& key) {
+  const double number = read_number(object, key);
+  if (number < 0.0) {
+    throw InputError(quote(key) + " must be >= 0 (got " + excerpt(number) + ")");
+  }
+  return number;
+}
+
+double read_positive(const Json& object, const std::string& key) {
+  const double number = read_number(object, key);
+  if (!(number > 0.0)) {
+    throw InputError(quote(key) + " must be > 0 (got " + excerpt(number) + ")");
+  }
+  return number;
+}
+
+/// An integer in [minimum, maximum] (both ≥ 0).
+std::int64_t read_integer_in(const Json& object, const std::string& key, std::int64_t minimum,
+                             std::int64_t maximum) {
+  const Json& value = require(object, key);
+  const auto out_of_range = [&]() {
+    return InputError(quote(key) + " must be an integer in [" + std::to_string(minimum) + ", " +
+                      std::to_string(maximum) + "] (got " + excerpt(value) + ")");
+  };
+  std::int64_t number = 0;
+  try {
+    number = read_integer(object, key, minimum);
+  } catch (const InputError&) {
+    throw out_of_range();
+  }
+  if (number > maximum) throw out_of_range();
+  return number;
+}
+
+int read_int_in(const Json& object, const std::string& key, std::int64_t minimum,
+                std::int64_t maximum) {
+  return static_cast<int>(read_integer_in(object, key, minimum, maximum));
+}
+
+// ── The problem ─────────────────────────────────────────────────────────────
 
 // Eigen's LLT reads only the lower triangle, so an asymmetric "mass" would be
 // inverted as if it were symmetric; reject it with the core's tolerance.
@@ -82,6 +158,64 @@ double read_restitution(const Json& input) {
   return restitution;
 }
 
+std::string plural(Eigen::Index count, const char* singular, const char* several) {
+  return std::to_string(count) + " " + (count == 1 ? singular : several);
+}
+
+// "tangents": m rows (planar) or 2m rows (3-D) of n entries. The row count
+// is checked first: with the wrong count, the row lengths are beside the
+// point.
+Eigen::MatrixXd read_tangents(const Json& input, Eigen::Index contacts, const Extent& per_dof) {
+  const Json& value = require(input, "tangents");
+  if (value.is_array()) {
+    const auto rows = static_cast<Eigen::Index>(value.size());
+    if (contacts == 0 && rows != 0) {
+      throw InputError(quote("tangents") + " has " + plural(rows, "row", "rows") +
+                       ", expected none (\"normals\" has no contacts)");
+    }
+    if (contacts > 0 && rows != contacts && rows != 2 * contacts) {
+      throw InputError(quote("tangents") + " needs " + std::to_string(contacts) + " or " +
+                       std::to_string(2 * contacts) + " rows for " +
+                       plural(contacts, "contact", "contacts") +
+                       " (one per contact in planar problems, two per contact in 3-D, "
+                       "contact by contact), got " +
+                       std::to_string(rows));
+    }
+  }
+  return read_matrix(input, "tangents", std::nullopt, per_dof);
+}
+
+// d: 2 in planar problems, 3 … kMaxConeDirections in 3-D, 0 = automatic.
+// Checked here, not only by the core, to say which rule applies.
+int read_cone_directions(const Json& input, int tangent_dimension) {
+  const std::int64_t directions =
+      read_integer_in(input, "cone_directions", 0, kMaxConeDirections);
+  if (tangent_dimension == 1 && directions != 0 && directions != 2) {
+    throw InputError(quote("cone_directions") +
+                     " must be 2 (or 0, automatic) in a planar problem, whose cone is the two "
+                     "directions +t and -t (got " +
+                     std::to_string(directions) + ")");
+  }
+  if (tangent_dimension == 2 && directions != 0 &&
+      (directions < 3 || directions > kMaxConeDirections)) {
+    throw InputError(quote("cone_directions") + " must be in [3, " +
+                     std::to_string(kMaxConeDirections) +
+                     "] (or 0, automatic: 4) in a 3-D problem (got " + std::to_string(directions) +
+                     ")");
+  }
+  return static_cast<int>(directions);
+}
+
+// ── Laws ────────────────────────────────────────────────────────────────────
+
+Json to_json(const Eigen::VectorXd& vector) {
+  return Json(std::vector<double>(vector.data(), vector.data() + vector.size()));
+}
+
+Json column_to_json(const Eigen::MatrixXd& matrix, Eigen::Index column) {
+  return to_json(matrix.col(column));
+}
+
 OrderPolicy read_policy(const Json& input) {
   const std::string name = read_string(input, "policy");
   try {
@@ -111,14 +245,134 @@ PropagativeParameters read_propagative_parameters(const Json& input) {
   return parameters;
 }
 
-Json run_propagative(const Json& input, const ImpactProblem& problem) {
+Json run_propagative(const Json& input) {
+  const ImpactProblem problem = read_problem(input);
   const PropagativeParameters parameters = read_propagative_parameters(input);
   return result_to_json(resolve(problem, parameters), parameters.policy == OrderPolicy::kAll);
 }
 
-Json to_json(const Eigen::VectorXd& vector) {
-  return Json(std::vector<double>(vector.data(), vector.data() + vector.size()));
+Json run_plastic(const Json& input) {
+  return result_to_json(resolve_plastic(read_problem(input)), false);
 }
+
+ImpulseSampler read_sampler(const Json& input) {
+  const std::string name = read_string(input, "sampler");
+  try {
+    return parse_impulse_sampler(name);
+  } catch (const InvalidProblem&) {
+    std::vector<std::string> names;
+    for (const ImpulseSampler sampler : kImpulseSamplers) names.emplace_back(to_string(sampler));
+    throw not_one_of("sampler", names, name);
+  }
+}
+
+Json run_routh(const Json& input) {
+  const FrictionalProblem problem = read_frictional_problem(input);
+  RouthParameters parameters;
+  RouthSetParameters set;
+  set.samples = 1;  // one sample unless asked: the CLI resolves one impact
+  if (input.contains("step")) parameters.step = read_at_least_zero(input, "step");
+  if (input.contains("automatic_step_factor")) {
+    if (parameters.step > 0.0) {
+      throw InputError(quote("automatic_step_factor") +
+                       " applies only to the automatic step (\"step\" absent or 0)");
+    }
+    parameters.automatic_step_factor = read_positive(input, "automatic_step_factor");
+  }
+  if (input.contains("max_steps")) {
+    parameters.max_steps = read_int_in(input, "max_steps", 1, kMaxSteps);
+  }
+  if (input.contains("seed")) parameters.seed = read_unsigned(input, "seed");
+  if (input.contains("sampler")) parameters.sampler = read_sampler(input);
+  if (input.contains("finish_with_anitescu_potra")) {
+    parameters.finish_with_anitescu_potra = read_bool(input, "finish_with_anitescu_potra");
+  }
+  if (input.contains("samples")) set.samples = read_int_in(input, "samples", 1, kMaxSamples);
+  if (input.contains("threads")) set.threads = read_int_in(input, "threads", 0, kMaxThreads);
+  if (input.contains("epsilon")) set.epsilon = read_at_least_zero(input, "epsilon");
+  // Algorithm 2 (a set) when more than one sample or its final increment is
+  // asked for; otherwise sample 0 alone, which also carries the tangential
+  // impulses and, on request, the trajectory.
+  const bool as_set = set.samples > 1 || set.epsilon > 0.0;
+  if (input.contains("trajectory")) {
+    parameters.record_trajectory = read_bool(input, "trajectory");
+    if (parameters.record_trajectory && as_set) {
+      throw InputError(quote("trajectory") +
+                       " needs a single sample (\"samples\" 1 and no \"epsilon\"): an outcome "
+                       "set stores no trajectories");
+    }
+  }
+  const RouthSampler sampler(problem, parameters);
+  if (as_set) return routh_set_to_json(sampler.approximate(set));
+
+  const FrictionalResult result = sampler.sample(0);
+  const auto terminated =
+      std::count_if(result.outcomes.begin(), result.outcomes.end(),
+                    [](const FrictionalOutcome& outcome) { return outcome.terminated; });
+  // The summary goes between the status and the outcomes, as in
+  // routh_set_to_json.
+  Json output = frictional_result_to_json(result);
+  Json outcomes = std::move(output["outcomes"]);
+  output.erase("outcomes");
+  output["step"] = sampler.step();
+  output["samples"] = 1;
+  output["terminated_samples"] = terminated;
+  // A double, as the mean of a set is.
+  output["lcps_per_sample"] =
+      result.outcomes.empty() ? 0.0 : static_cast<double>(result.outcomes.front().lcps);
+  output["outcomes"] = std::move(outcomes);
+  return output;
+}
+
+Json run_anitescu_potra(const Json& input) {
+  const FrictionalProblem problem = read_frictional_problem(input);
+  AnitescuPotraParameters parameters;
+  if (input.contains("all_solutions")) {
+    parameters.all_solutions = read_bool(input, "all_solutions");
+  }
+  if (input.contains("max_mode_combinations")) {
+    parameters.max_mode_combinations = read_integer(input, "max_mode_combinations", 1);
+  }
+  return frictional_result_to_json(solve_anitescu_potra(problem, parameters));
+}
+
+std::vector<int> read_order(const Json& input, int contacts) {
+  const Json& value = require(input, "order");
+  if (!value.is_array()) {
+    throw InputError(quote("order") + " must be an array of contact indices (got " +
+                     excerpt(value) + ")");
+  }
+  std::vector<int> order;
+  for (std::size_t k = 0; k < value.size(); ++k) {
+    const Json& entry = value[k];
+    const bool integral = entry.is_number_integer() ||
+                          (entry.is_number_float() &&
+                           std::floor(entry.get<double>()) == entry.get<double>());
+    const double index = entry.is_number() ? entry.get<double>() : -1.0;
+    if (!integral || index < 0.0 || index >= static_cast<double>(contacts)) {
+      const std::string range = contacts == 0
+                                    ? std::string("(there are no contacts)")
+                                    : "in [0, " + std::to_string(contacts - 1) + "]";
+      throw InputError(quote("order") + " entry " + std::to_string(k) +
+                       " must be a contact index " + range + " (got " + excerpt(entry) + ")");
+    }
+    order.push_back(static_cast<int>(index));
+  }
+  return order;
+}
+
+Json run_sequential(const Json& input) {
+  const FrictionalProblem problem = read_frictional_problem(input);
+  SequentialParameters parameters;
+  if (input.contains("order")) parameters.order = read_order(input, problem.contacts());
+  if (input.contains("max_rounds")) {
+    parameters.max_rounds = read_int_in(input, "max_rounds", 1, kMaxRounds);
+  }
+  if (input.contains("trajectory")) parameters.record_trajectory = read_bool(input, "trajectory");
+  return frictional_result_to_json(resolve_sequential(problem, parameters));
+}
+
+// ── Dispatch ────────────────────────────────────────────────────────────────
 
 const Law& select_law(const Json& input) {
   if (!input.contains("law")) return laws().front();
@@ -131,11 +385,49 @@ const Law& select_law(const Json& input) {
   throw not_one_of("law", names, name);
 }
 
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Every key must be a problem key, "law" or one of the law's keys. A key
+// that another law reads is named with that law, which is both the likely
+// mistake (a key left over from another law's input, or a forgotten "law")
+// and its fix.
+void check_law_keys(const Json& input, const Law& law) {
+  std::vector<std::string> allowed = problem_keys();
+  allowed.emplace_back("law");
+  allowed.insert(allowed.end(), law.keys.begin(), law.keys.end());
+  for (const auto& item : input.items()) {
+    if (contains(allowed, item.key())) continue;
+    std::vector<std::string> readers;
+    for (const Law& other : laws()) {
+      if (contains(other.keys, item.key())) readers.push_back(other.name);
+    }
+    if (readers.empty()) continue;  // unknown: check_keys names it below
+    throw InputError(quote(item.key()) + " applies only to law" +
+                     (readers.size() == 1 ? " " : "s ") + join(readers) + ", not " +
+                     quote(law.name) + (input.contains("law") ? "" : " (the default law)"));
+  }
+  check_keys(input, allowed);
+}
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 }  // namespace
 
 const std::vector<std::string>& problem_keys() {
   static const std::vector<std::string> keys = {
-      "inverse_mass", "mass", "masses", "normals", "velocity", "offsets", "restitution", "toi",
+      "inverse_mass", "mass", "masses", "normals", "velocity", "offsets",
+  };
+  return keys;
+}
+
+const std::vector<std::string>& frictional_problem_keys() {
+  static const std::vector<std::string> keys = {
+      "tangents", "friction", "tangent_offsets", "cone_directions",
   };
   return keys;
 }
@@ -153,9 +445,45 @@ ImpactProblem read_problem(const Json& input) {
   return problem;
 }
 
+FrictionalProblem read_frictional_problem(const Json& input) {
+  const Eigen::VectorXd velocity = read_vector(input, "velocity");
+  const Extent per_dof{velocity.size(), "one per entry of \"velocity\""};
+  const Eigen::MatrixXd normals = read_matrix(input, "normals", std::nullopt, per_dof);
+  const Extent per_contact{normals.rows(), "one per row of \"normals\""};
+  const Eigen::MatrixXd tangents = read_tangents(input, normals.rows(), per_dof);
+  const Eigen::VectorXd friction =
+      read_vector(input, "friction", Extent{normals.rows(), "one per contact"});
+  FrictionalProblem problem = FrictionalProblem::from_dense(
+      read_inverse_mass(input, per_dof), normals, tangents, velocity, friction);
+  if (input.contains("offsets")) {
+    problem.normal_offsets = read_vector(input, "offsets", per_contact);
+  }
+  if (input.contains("tangent_offsets")) {
+    problem.tangent_offsets = read_vector(input, "tangent_offsets",
+                                          Extent{tangents.rows(), "one per row of \"tangents\""});
+  }
+  if (input.contains("cone_directions")) {
+    problem.cone_directions = read_cone_directions(input, problem.tangent_dimension());
+  }
+  return problem;
+}
+
 const std::vector<Law>& laws() {
   static const std::vector<Law> all = {
-      {"propagative", {"policy", "seed", "max_reflections", "enumeration_budget"}, run_propagative},
+      {"propagative",
+       {"restitution", "toi", "policy", "seed", "max_reflections", "enumeration_budget"},
+       run_propagative},
+      {"plastic", {}, run_plastic},
+      {"routh",
+       concat(frictional_problem_keys(),
+              {"step", "automatic_step_factor", "max_steps", "samples", "seed", "sampler",
+               "threads", "epsilon", "finish_with_anitescu_potra", "trajectory"}),
+       run_routh},
+      {"anitescu_potra",
+       concat(frictional_problem_keys(), {"all_solutions", "max_mode_combinations"}),
+       run_anitescu_potra},
+      {"sequential", concat(frictional_problem_keys(), {"order", "max_rounds", "trajectory"}),
+       run_sequential},
   };
   return all;
 }
@@ -182,14 +510,63 @@ Json result_to_json(const ImpactResult& result, bool enumerated) {
   return output;
 }
 
+Json frictional_result_to_json(const FrictionalResult& result) {
+  Json output;
+  output["status"] = to_string(result.status);
+  if (result.status != Status::kSuccess) output["message"] = result.message;
+  Json outcomes = Json::array();
+  for (const FrictionalOutcome& outcome : result.outcomes) {
+    Json entry = {{"velocity", to_json(outcome.velocity)},
+                  {"normal_impulses", to_json(outcome.normal_impulses)},
+                  {"tangential_impulses", to_json(outcome.tangential_impulses)},
+                  {"normal_velocities", to_json(outcome.normal_velocities)},
+                  {"tangential_velocities", to_json(outcome.tangential_velocities)},
+                  {"energy_change", outcome.energy_change},
+                  {"lcps", outcome.lcps},
+                  {"terminated", outcome.terminated}};
+    if (!outcome.trajectory.empty()) {
+      Json trajectory = Json::array();
+      for (const Eigen::VectorXd& velocity : outcome.trajectory) {
+        trajectory.push_back(to_json(velocity));
+      }
+      entry["trajectory"] = std::move(trajectory);
+    }
+    outcomes.push_back(std::move(entry));
+  }
+  output["outcomes"] = std::move(outcomes);
+  return output;
+}
+
+Json routh_set_to_json(const RouthOutcomeSet& set) {
+  Json output;
+  output["status"] = to_string(set.status);
+  if (set.status != Status::kSuccess) output["message"] = set.message;
+  const auto samples = static_cast<Eigen::Index>(set.lcps.size());
+  output["step"] = set.step;
+  output["samples"] = samples;
+  output["terminated_samples"] = set.terminated_count;
+  output["lcps_per_sample"] = set.mean_lcps();
+  Json outcomes = Json::array();
+  for (Eigen::Index k = 0; k < samples; ++k) {
+    const auto index = static_cast<std::size_t>(k);
+    outcomes.push_back({{"velocity", column_to_json(set.velocities, k)},
+                        {"normal_impulses", column_to_json(set.normal_impulses, k)},
+                        {"normal_velocities", column_to_json(set.normal_velocities, k)},
+                        {"tangential_velocities", column_to_json(set.tangential_velocities, k)},
+                        {"energy_change", set.energy_change[k]},
+                        {"lcps", set.lcps[index]},
+                        {"terminated", set.terminated[index] != 0},
+                        {"colliding", set.colliding[index] != 0}});
+  }
+  output["outcomes"] = std::move(outcomes);
+  return output;
+}
+
 Json resolve_json(const Json& input) {
   require_object(input, "the input");
   const Law& law = select_law(input);
-  std::vector<std::string> allowed = problem_keys();
-  allowed.emplace_back("law");
-  allowed.insert(allowed.end(), law.keys.begin(), law.keys.end());
-  check_keys(input, allowed);
-  return law.run(input, read_problem(input));
+  check_law_keys(input, law);
+  return law.run(input);
 }
 
 }  // namespace simpact::cli

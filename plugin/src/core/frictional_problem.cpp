@@ -69,6 +69,18 @@ void validate(const FrictionalProblem& problem) {
       fail("tangents row ", r, " (contact ", rows == m ? r : r / 2,
            ") is zero: a friction direction needs a non-zero covector");
 
+  if (rows == 2 * m) {
+    // The cone is built in the (t1, t2) frame: parallel tangents would
+    // collapse it to a line. (Unit length in the contact frame cannot be
+    // checked in generalized coordinates; see the header.)
+    const Eigen::MatrixXd t = Eigen::MatrixXd(problem.tangents);
+    for (Eigen::Index i = 0; i < m; ++i) {
+      const Eigen::VectorXd a = t.row(2 * i), b = t.row(2 * i + 1);
+      if (std::abs(a.dot(b)) >= (1.0 - 1e-9) * a.norm() * b.norm())
+        fail("tangents rows ", 2 * i, " and ", 2 * i + 1, " (contact ", i,
+             ") are parallel: a 3-D contact needs two independent tangent directions");
+    }
+  }
   if (problem.friction.size() != m)
     fail("friction has ", problem.friction.size(), " entries, expected ", m,
          " (one per contact)");

@@ -73,7 +73,7 @@ void FrictionalSpace::build(const FrictionalProblem& problem) {
   // √W̄_jj, floored at 1e-12 of the largest diagonal (kRankTolerance's
   // reasoning): a row no impulse can move keeps a finite normalization.
   scale.resize(rows());
-  const double max_diag = std::max(wbar.diagonal().maxCoeff(), 1e-300);
+  const double max_diag = rows() > 0 ? std::max(wbar.diagonal().maxCoeff(), 1e-300) : 1.0;
   for (int j = 0; j < rows(); ++j)
     scale[j] = std::sqrt(std::max(wbar(j, j), kRankTolerance * max_diag));
   approach_scale = 0.0;
