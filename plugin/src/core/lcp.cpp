@@ -45,6 +45,12 @@ class Tableau {
       t_.col(z0()) = -covering;
     t_.col(rhs()) = q;
     for (int i = 0; i < m_; ++i) basis_[static_cast<size_t>(i)] = i;
+    // Ties are judged relative to the natural size of z, |q| / |M|, so the
+    // method is invariant to scaling q (a 1 mm/s impact is a 1 m/s impact
+    // scaled by 1e-3); an absolute floor of 1 made every ratio of a small
+    // problem a "tie".
+    const double mmax = M.size() > 0 ? M.cwiseAbs().maxCoeff() : 1.0;
+    ratio_floor_ = std::max(q.cwiseAbs().maxCoeff(), 1e-300) / std::max(mmax, 1e-300);
   }
 
   int z0() const { return 2 * m_; }
@@ -74,13 +80,13 @@ class Tableau {
     int best = -1;
     double best_ratio = 0.0;
     auto tied = [&](double ratio) {
-      return ratio <= best_ratio + p.tie_tolerance * std::max(1.0, std::abs(best_ratio));
+      return ratio <= best_ratio + p.tie_tolerance * std::max(ratio_floor_, std::abs(best_ratio));
     };
     for (int i = 0; i < m_; ++i) {
       const double a = t_(i, col);
       if (a <= eps) continue;
       const double ratio = t_(i, rhs()) / a;
-      if (best < 0 || ratio < best_ratio - p.tie_tolerance * std::max(1.0, std::abs(best_ratio))) {
+      if (best < 0 || ratio < best_ratio - p.tie_tolerance * std::max(ratio_floor_, std::abs(best_ratio))) {
         best = i;
         best_ratio = ratio;
       } else if (tied(ratio) && lexicographically_smaller(i, best, col)) {
@@ -127,6 +133,7 @@ class Tableau {
   }
 
   int m_ = 0;
+  double ratio_floor_ = 1.0;
   Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> t_;
   std::vector<int> basis_;
 };
@@ -306,7 +313,7 @@ void LemkeSolver::solve(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
       // A ray from a point where z0 is already 0 (degenerate, see
       // ratio_test): that point solves the LCP; check_solution decides.
       const int r0 = tab.z0_row();
-      if (r0 >= 0 && std::abs(tab.rhs_at(r0)) <= parameters.tie_tolerance * std::max(1.0, q.cwiseAbs().maxCoeff())) {
+      if (r0 >= 0 && std::abs(tab.rhs_at(r0)) <= parameters.tie_tolerance * q.cwiseAbs().maxCoeff()) {
         result.z = tab.z().cwiseMax(0.0);
         check_solution(M, q, parameters, result);
         if (result.status == LcpStatus::kSolved) return;
