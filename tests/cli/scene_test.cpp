@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <cstdint>
 #include <functional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -150,6 +152,93 @@ TEST(CliScene, HelpDescribesTheCommand) {
   EXPECT_NE(out.str().find("scene input:"), std::string::npos);
 }
 
+// A sphere striking the ground obliquely, touching it at the start, no
+// gravity: one step resolves the impact. With restitution 0 and law routh
+// the Routh sample is exact for a sphere (its normal through the centre
+// decouples normal and tangential impulses, tests/bullet/routh_scenario_test):
+// friction μ = 1 stops the slip, so the ball leaves rolling, v_x = ω_z·(−r)
+// with r = 0.1.
+Json oblique_sphere(const char* law, double restitution) {
+  Json input = Json::parse(R"({
+    "gravity": [0, 0, 0], "dt": 0.004166666666666667, "steps": 1,
+    "restitution_combiner": "minimum",
+    "bodies": [
+      {"shape": "plane", "normal": [0, 1, 0], "offset": 0, "restitution": 1, "friction": 1},
+      {"shape": "sphere", "radius": 0.1, "mass": 2, "position": [0, 0.1, 0],
+       "velocity": [1, -2, 0], "friction": 1, "never_sleep": true}
+    ]
+  })");
+  input["bodies"][1]["restitution"] = restitution;
+  input["simpact"] = {{"law", law}};
+  return input;
+}
+
+TEST(CliScene, RouthLawMakesAnObliqueBallRoll) {
+  const Json output = scene_ok(oblique_sphere("routh", 0.0));
+  const Json& ball = output["bodies"][1];
+  // Sticking: the slip 1 m/s is stopped by (2/7) m |s|: v_x = 1 − 2/7.
+  EXPECT_NEAR(ball["velocity"][0].get<double>(), 5.0 / 7.0, kExact);
+  EXPECT_NEAR(ball["velocity"][1].get<double>(), 0.0, kExact);
+  EXPECT_NEAR(ball["angular_velocity"][2].get<double>(), -5.0 / 7.0 / 0.1, kExact / 0.1);
+  EXPECT_EQ(output["impacts"], 1);
+  EXPECT_EQ(output["routh_impacts"], 1);
+  // The default (propagative) law is frictionless and leaves this plastic
+  // impact to Bullet's own solver: not a Routh impact.
+  Json propagative = oblique_sphere("propagative", 0.0);
+  EXPECT_EQ(scene_ok(propagative)["routh_impacts"], 0);
+}
+
+TEST(CliScene, AutoLawBlendsForBouncingFrictionalContacts) {
+  // R = 0.5: auto gives half the Routh friction (spin −5/7 · ½ / 0.1) and
+  // Newton's rebound; the frictionless propagative law leaves the spin at 0.
+  const Json automatic = scene_ok(oblique_sphere("auto", 0.5));
+  EXPECT_NEAR(automatic["bodies"][1]["angular_velocity"][2].get<double>(), -0.5 * 5.0 / 7.0 / 0.1,
+              kExact / 0.1);
+  EXPECT_NEAR(automatic["bodies"][1]["velocity"][1].get<double>(), 1.0, kExact);
+  EXPECT_EQ(automatic["routh_impacts"], 1);
+  const Json propagative = scene_ok(oblique_sphere("propagative", 0.5));
+  EXPECT_NEAR(propagative["bodies"][1]["angular_velocity"][2].get<double>(), 0.0, kExact);
+  EXPECT_NEAR(propagative["bodies"][1]["velocity"][1].get<double>(), 1.0, kExact);
+  EXPECT_EQ(propagative["routh_impacts"], 0);
+}
+
+// The rocking block of tests/bullet/routh_scenario_test (1 × 2 × 0.5 box
+// dropped 1 cm flat onto a static slab, μ = 1): its outcome is sampled, so
+// the seed decides it; the same seed gives the same output.
+std::string box_drop_output(std::uint64_t seed, const Json& routh = Json()) {
+  Json input = Json::parse(R"({
+    "dt": 0.004166666666666667, "steps": 20,
+    "bodies": [
+      {"shape": "box", "half_extents": [10, 0.5, 10], "mass": 0, "position": [0, -0.5, 0],
+       "friction": 1},
+      {"shape": "box", "half_extents": [0.5, 1, 0.25], "position": [0, 1.01, 0], "friction": 1}
+    ],
+    "simpact": {"law": "routh"}
+  })");
+  input["simpact"]["seed"] = seed;
+  if (!routh.is_null()) input["simpact"]["routh"] = routh;
+  const SceneRun result = run_scene_text(input.dump());
+  EXPECT_EQ(result.exit_code, kExitSuccess) << result.err;
+  return result.out;
+}
+
+TEST(CliScene, RouthOutcomeIsReproducibleFromTheSeed) {
+  EXPECT_EQ(box_drop_output(3), box_drop_output(3));
+  std::set<std::string> outputs;
+  for (std::uint64_t seed = 0; seed < 16; ++seed) outputs.insert(box_drop_output(seed));
+  EXPECT_GE(outputs.size(), 2u) << "every seed gave the same outcome";
+  // The landing, and the corners landing again as the box rocks.
+  const Json output = Json::parse(box_drop_output(3));
+  EXPECT_GE(output["routh_impacts"].get<int>(), 1);
+  // Routh settings are read: with max_contacts 3 the four-corner landing is
+  // left to the base solver.
+  EXPECT_EQ(Json::parse(box_drop_output(3, {{"max_contacts", 3}}))["routh_impacts"], 0);
+  EXPECT_GE(Json::parse(box_drop_output(3, {{"cone_directions", 8}, {"sampler", "low_discrepancy"},
+                                            {"max_steps", 50}, {"step", 0.3}}))["routh_impacts"]
+                .get<int>(),
+            1);
+}
+
 struct Malformed {
   const char* what;
   std::function<void(Json&)> edit;
@@ -177,6 +266,34 @@ TEST(CliScene, MalformedScenesExit2NamingTheKey) {
        R"("base" must be one of)"},
       {"unknown simpact key", [](Json& s) { s["simpact"] = {{"threshold", 1}}; },
        R"(unknown key "threshold")"},
+      {"unknown law", [](Json& s) { s["simpact"] = {{"law", "routhh"}}; },
+       R"("law" must be one of)"},
+      {"routh settings for the propagative law",
+       [](Json& s) { s["simpact"] = {{"routh", {{"max_steps", 5}}}}; },
+       R"("routh" configures law "routh" or "auto" only)"},
+      {"routh not an object", [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", 3}}; },
+       R"("routh")"},
+      {"unknown routh key",
+       [](Json& s) { s["simpact"] = {{"law", "auto"}, {"routh", {{"directions", 4}}}}; },
+       R"(unknown key "directions")"},
+      {"two cone directions",
+       [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"cone_directions", 2}}}}; },
+       R"("cone_directions" must be an integer >= 3)"},
+      {"too many cone directions",
+       [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"cone_directions", 65}}}}; },
+       R"("cone_directions" must be an integer in [3, 64])"},
+      {"zero max_steps",
+       [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"max_steps", 0}}}}; },
+       R"("max_steps" must be an integer >= 1)"},
+      {"negative routh step",
+       [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"step", -1}}}}; },
+       R"("step" must be >= 0)"},
+      {"unknown sampler",
+       [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"sampler", "sobol"}}}}; },
+       R"("sampler" must be one of)"},
+      {"zero max_contacts",
+       [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"max_contacts", 0}}}}; },
+       R"("max_contacts" must be an integer >= 1)"},
       {"no bodies", [](Json& s) { s["bodies"] = Json::array(); },
        R"("bodies" must have at least one body)"},
       {"unknown shape", [](Json& s) { s["bodies"][0]["shape"] = "cylinder"; },

@@ -15,6 +15,8 @@ constexpr double kDropBallRadius = 0.1;
 constexpr double kCubeHalfExtent = 0.5;
 constexpr double kUnitMass = 1.0;
 const Eigen::Vector3d kPaddleHalfExtents(0.05, 0.5, 0.5);
+// box_drop's ground: a static slab 20 m wide, far larger than any dropped box.
+const Eigen::Vector3d kGroundSlabHalfExtents(10.0, 0.5, 10.0);
 // Relative overlap of the billiard rack's balls: rounding errors are ~1e-16
 // relative, so 1e-9 (57 pm on a pool ball) closes every rounding gap and is
 // far below any penetration Bullet corrects.
@@ -270,6 +272,31 @@ Scene box_pile(BulletWorld& world, const BoxPileOptions& options) {
       scene.bodies.push_back(world.add_box(Eigen::Vector3d::Constant(options.half_extent), box));
     }
   }
+  return scene;
+}
+
+Scene box_drop(BulletWorld& world, const BoxDropOptions& options) {
+  require(options.half_extents.allFinite() && (options.half_extents.array() > 0.0).all(),
+          "box_drop: half extents must be positive and finite");
+  require(std::isfinite(options.drop_height) && options.drop_height >= 0.0,
+          "box_drop: drop_height must be >= 0");
+  require_positive(options.mass, "box_drop mass");
+  require(std::isfinite(options.friction) && options.friction >= 0.0,
+          "box_drop: friction must be >= 0");
+  require_restitution(options.restitution);
+  prepare(world, Gravity::kOn);
+  Scene scene;
+  BodyOptions ground;
+  ground.mass = 0.0;
+  ground.restitution = 1.0;
+  ground.friction = 1.0;
+  ground.position = Eigen::Vector3d(0.0, -kGroundSlabHalfExtents.y(), 0.0);
+  scene.ground = world.add_box(kGroundSlabHalfExtents, ground);
+  BodyOptions box = dynamic_body(options.mass, options.restitution, false);
+  box.friction = options.friction;
+  box.position.y() = options.half_extents.y() + options.drop_height;
+  scene.bodies.push_back(world.add_box(options.half_extents, box));
+  scene.strike_time = std::sqrt(2.0 * options.drop_height / kStandardGravity);
   return scene;
 }
 

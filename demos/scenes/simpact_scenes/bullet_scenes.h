@@ -26,7 +26,7 @@ namespace simpact::scenes {
 /// builder documents.
 struct Scene {
   std::vector<btRigidBody*> bodies;
-  btRigidBody* ground = nullptr;  ///< the static plane, when the scene has one
+  btRigidBody* ground = nullptr;  ///< the static plane (box_drop: a static slab), when the scene has one
   btRigidBody* paddle = nullptr;  ///< the kinematic body of kinematic_paddle
   /// When the first impact happens, if the builder knows: 0 for touching
   /// bodies (the impact is in the first step) [s].
@@ -116,5 +116,27 @@ struct BoxPileOptions {
 /// everywhere, so the layers land and pile onto each other in turn.
 /// Bodies: layer by layer from the bottom, each along +x.
 Scene box_pile(BulletWorld& world, const BoxPileOptions& options = {});
+
+struct BoxDropOptions {
+  /// 1 × 2 × 0.5 m, upright: 002's rocking block (Fig. 1: 1 m wide, 2 m
+  /// tall) given a depth, whose Routh outcomes range from rest to pivoting
+  /// on either bottom edge (without friction, its 2-D cross-section tips
+  /// only because it is tall: half-height b > √2 × half-width a; below that,
+  /// stopping one corner drives the other down instead of lifting it).
+  Eigen::Vector3d half_extents{0.5, 1.0, 0.25};
+  double drop_height = 0.01;  ///< of the bottom face above the ground [m] (002: 1 cm)
+  double mass = 1.0;          ///< [kg]
+  double friction = 1.0;      ///< the box's; the ground's is 1, so μ = this (product)
+  double restitution = 0.0;
+};
+
+/// A box falling flat, at rest and level, onto the ground, so that its four
+/// bottom corners strike in the same step. The ground is a static box of
+/// half extents (10, 0.5, 10) whose top face is y = 0 (Bullet's box–box
+/// detector reports the four corners at once; a plane reports one, then
+/// fills in its manifold over the next steps). Restitution 1 and friction 1
+/// on the ground, so the box's own values hold (conventions above). Bodies:
+/// {box}; `ground` is the static box. strike_time = √(2 drop_height / g).
+Scene box_drop(BulletWorld& world, const BoxDropOptions& options = {});
 
 }  // namespace simpact::scenes

@@ -1,6 +1,7 @@
 #include <simpact_cli/scene.h>
 
 #include <simpact/propagative.h>
+#include <simpact/routh.h>
 #include <simpact_cli/cli.h>
 #include <simpact_scenes/bullet_world.h>
 
@@ -8,6 +9,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,7 +26,10 @@ const std::vector<std::string> kSceneKeys = {
     "bodies", "dt", "steps", "gravity", "solver", "simpact", "restitution_combiner", "joints",
 };
 const std::vector<std::string> kSimpactKeys = {
-    "policy", "seed", "base", "impact_threshold", "touch_tolerance", "max_reflections",
+    "policy", "seed", "base", "impact_threshold", "touch_tolerance", "max_reflections", "law", "routh",
+};
+const std::vector<std::string> kRouthKeys = {
+    "step", "max_steps", "cone_directions", "sampler", "max_contacts",
 };
 const std::vector<std::string> kBodyKeys = {
     "shape",       "mass",          "kinematic",      "position",
@@ -48,6 +53,16 @@ const std::array<Shape, 3> kShapes = {{
 constexpr std::array<OrderPolicy, 5> kSimulationPolicies = {
     OrderPolicy::kMostNegative, OrderPolicy::kLeastNegative, OrderPolicy::kTimeOfImpact,
     OrderPolicy::kIndex,        OrderPolicy::kRandom,
+};
+
+// kSceneHelp spells these out.
+static_assert(kMaxConeDirections == 64, "update the cone_directions range in kSceneHelp");
+static_assert(bullet::RouthSettings{}.max_contacts == 8 && bullet::RouthSettings{}.max_steps == 100 &&
+                  bullet::RouthSettings{}.cone_directions == 4,
+              "update the routh defaults in kSceneHelp");
+
+constexpr std::array<bullet::ImpactLaw, 3> kLaws = {
+    bullet::ImpactLaw::kPropagative, bullet::ImpactLaw::kRouth, bullet::ImpactLaw::kAuto,
 };
 
 const Extent kThree{3, "x, y, z"};
@@ -129,10 +144,65 @@ OrderPolicy read_policy(const Json& object) {
   throw not_one_of("policy", names, name);
 }
 
+/// An integer in [minimum, maximum].
+int read_int_in(const Json& object, const std::string& key, int minimum, int maximum) {
+  const std::int64_t value = read_integer(object, key, minimum);
+  if (value > maximum) {
+    throw InputError(quote(key) + " must be an integer in [" + std::to_string(minimum) + ", " +
+                     std::to_string(maximum) + "] (got " + std::to_string(value) + ")");
+  }
+  return static_cast<int>(value);
+}
+
+bullet::ImpactLaw read_law(const Json& object) {
+  const std::string name = read_string(object, "law");
+  for (bullet::ImpactLaw law : kLaws) {
+    if (name == bullet::to_string(law)) return law;
+  }
+  std::vector<std::string> names;
+  for (bullet::ImpactLaw law : kLaws) names.emplace_back(bullet::to_string(law));
+  throw not_one_of("law", names, name);
+}
+
+void read_routh(const Json& object, bullet::RouthSettings& routh) {
+  require_object(object, quote("routh"));
+  check_keys(object, kRouthKeys);
+  if (object.contains("step")) routh.step = read_at_least_zero(object, "step");
+  if (object.contains("max_steps")) {
+    routh.max_steps = read_int_in(object, "max_steps", 1, std::numeric_limits<int>::max());
+  }
+  if (object.contains("cone_directions")) {
+    routh.cone_directions = read_int_in(object, "cone_directions", 3, kMaxConeDirections);
+  }
+  if (object.contains("sampler")) {
+    const std::string name = read_string(object, "sampler");
+    if (name == to_string(ImpulseSampler::kUniform)) {
+      routh.sampler = ImpulseSampler::kUniform;
+    } else if (name == to_string(ImpulseSampler::kLowDiscrepancy)) {
+      routh.sampler = ImpulseSampler::kLowDiscrepancy;
+    } else {
+      throw not_one_of("sampler",
+                       {to_string(ImpulseSampler::kUniform), to_string(ImpulseSampler::kLowDiscrepancy)},
+                       name);
+    }
+  }
+  if (object.contains("max_contacts")) {
+    routh.max_contacts = read_int_in(object, "max_contacts", 1, std::numeric_limits<int>::max());
+  }
+}
+
 void read_simpact(const Json& object, WorldOptions& options) {
   require_object(object, quote("simpact"));
   check_keys(object, kSimpactKeys);
   bullet::ImpactSolverConfig& config = options.simpact;
+  if (object.contains("law")) config.law = read_law(object);
+  if (object.contains("routh")) {
+    if (config.law == bullet::ImpactLaw::kPropagative) {
+      throw InputError(quote("routh") + " configures law \"routh\" or \"auto\" only (law is " +
+                       quote(bullet::to_string(config.law)) + ")");
+    }
+    read_routh(object["routh"], config.routh);
+  }
   if (object.contains("policy")) config.policy = read_policy(object);
   if (object.contains("seed")) config.seed = read_unsigned(object, "seed");
   if (object.contains("base")) options.base = read_solver(object, "base", false);
@@ -292,6 +362,8 @@ Json scene_json(const Json& input) {
   output["energy_initial"] = energy_initial;
   output["energy_final"] = world.energy();
   output["impacts"] = world.impacts();
+  output["routh_impacts"] =
+      world.impact_solver() != nullptr ? world.impact_solver()->stats().routh_impacts : 0;
   return output;
 }
 

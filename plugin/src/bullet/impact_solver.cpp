@@ -4,20 +4,38 @@
 
 #include <Eigen/Geometry>
 
+#include <BulletCollision/BroadphaseCollision/btDispatcher.h>
 #include <BulletCollision/NarrowPhaseCollision/btPersistentManifold.h>
 #include <BulletDynamics/ConstraintSolver/btContactSolverInfo.h>
 #include <BulletDynamics/ConstraintSolver/btTypedConstraint.h>
+#include <BulletDynamics/Dynamics/btDiscreteDynamicsWorld.h>
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 
 #include <algorithm>
-#include <initializer_list>
+#include <array>
 #include <cmath>
+#include <initializer_list>
 #include <numeric>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace simpact::bullet {
 
 namespace {
+
+constexpr std::array<std::pair<ImpactLaw, const char*>, 3> kLawNames = {{
+    {ImpactLaw::kPropagative, "propagative"},
+    {ImpactLaw::kRouth, "routh"},
+    {ImpactLaw::kAuto, "auto"},
+}};
+
+// ImpactReport::law values.
+constexpr const char* kLawPropagative = "propagative";
+constexpr const char* kLawRouth = "routh";
+constexpr const char* kLawRouthRestitution = "routh_restitution";
+constexpr const char* kLawBaseSolver = "base_solver";
+
+using Vector6 = Eigen::Matrix<double, 6, 1>;
 
 bool is_dynamic(const btRigidBody* body) {
   return body != nullptr && !body->isStaticOrKinematicObject() && body->getInvMass() > 0;
@@ -25,10 +43,44 @@ bool is_dynamic(const btRigidBody* body) {
 
 Eigen::Vector3d to_eigen(const btVector3& v) { return {double(v.x()), double(v.y()), double(v.z())}; }
 
+btVector3 to_bullet(const Eigen::Vector3d& v) {
+  return btVector3(btScalar(v.x()), btScalar(v.y()), btScalar(v.z()));
+}
+
 // Velocity of the material point of `body` at world position `point`.
 Eigen::Vector3d point_velocity(const btRigidBody* body, const btVector3& point) {
   if (body == nullptr) return Eigen::Vector3d::Zero();
   return to_eigen(body->getVelocityInLocalPoint(point - body->getCenterOfMassPosition()));
+}
+
+// What a prediction (predict_outcome_sets) sees of a body before the step:
+// the velocity after predictUnconstraintMotion's damping (dynamic bodies
+// only; exact: with zero damping the factor is btPow(1, h) = 1) and the
+// force after the world's applyGravity (active dynamic bodies only).
+btVector3 predicted_linear(const btRigidBody& body, btScalar h) {
+  if (body.isStaticOrKinematicObject()) return body.getLinearVelocity();
+  return body.getLinearVelocity() * btPow(btScalar(1) - body.getLinearDamping(), h);
+}
+
+btVector3 predicted_angular(const btRigidBody& body, btScalar h) {
+  if (body.isStaticOrKinematicObject()) return body.getAngularVelocity();
+  return body.getAngularVelocity() * btPow(btScalar(1) - body.getAngularDamping(), h);
+}
+
+btVector3 predicted_force(const btRigidBody& body) {
+  btVector3 total = body.getTotalForce();
+  if (body.isActive() && !body.isStaticOrKinematicObject() && body.getInvMass() > 0) {
+    // btRigidBody::applyGravity: applyCentralForce(m_gravity), m_gravity as
+    // setGravity computes it (the world sets it when the body is added).
+    total += (body.getGravity() * (btScalar(1.0) / body.getInvMass())) * body.getLinearFactor();
+  }
+  return total;
+}
+
+Eigen::Vector3d predicted_point_velocity(const btRigidBody* body, const btVector3& point, btScalar h) {
+  if (body == nullptr) return Eigen::Vector3d::Zero();
+  const btVector3 relative = point - body->getCenterOfMassPosition();
+  return to_eigen(predicted_linear(*body, h) + predicted_angular(*body, h).cross(relative));
 }
 
 // The impact threshold (ImpactSolverConfig::impact_threshold) for bodies whose
@@ -56,7 +108,108 @@ void unite(std::vector<int>& parent, int a, int b) {
   if (a != b) parent[std::max(a, b)] = std::min(a, b);
 }
 
+std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t counter) {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (counter + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// btPlaneSpace1 in double: two unit vectors completing the unit n to an
+// orthonormal frame (p, q = n × p).
+void plane_space(const Eigen::Vector3d& n, Eigen::Vector3d& p, Eigen::Vector3d& q) {
+  constexpr double kSqrtHalf = 0.7071067811865475244;
+  if (std::abs(n.z()) > kSqrtHalf) {
+    const double a = n.y() * n.y() + n.z() * n.z();
+    const double k = 1.0 / std::sqrt(a);
+    p = Eigen::Vector3d(0.0, -n.z() * k, n.y() * k);
+    q = Eigen::Vector3d(a * k, -n.x() * p.z(), n.x() * p.y());
+  } else {
+    const double a = n.x() * n.x() + n.y() * n.y();
+    const double k = 1.0 / std::sqrt(a);
+    p = Eigen::Vector3d(-n.y() * k, n.x() * k, 0.0);
+    q = Eigen::Vector3d(-n.z() * p.y(), n.z() * p.x(), a * k);
+  }
+}
+
+// ½ m v² + ½ ωᵀ I ω of one body at the 6-vector [v, ω]; a zero inverse
+// principal moment is an infinite moment about which the body cannot spin.
+double body_kinetic_energy(const btRigidBody& body, const Vector6& v) {
+  const double inverse_mass = double(body.getInvMass());
+  double energy = inverse_mass > 0.0 ? v.head<3>().squaredNorm() / inverse_mass : 0.0;
+  const btVector3 local = body.getCenterOfMassTransform().getBasis().transpose() *
+                          btVector3(btScalar(v[3]), btScalar(v[4]), btScalar(v[5]));
+  const btVector3& inverse_inertia = body.getInvInertiaDiagLocal();
+  for (int axis = 0; axis < 3; ++axis)
+    if (inverse_inertia[axis] > 0) energy += double(local[axis]) * double(local[axis]) / double(inverse_inertia[axis]);
+  return 0.5 * energy;
+}
+
+void require(bool condition, const std::string& message) {
+  if (!condition) throw std::invalid_argument("simpact::bullet::ImpactSolverConfig: " + message);
+}
+
 }  // namespace
+
+const char* to_string(ImpactLaw law) {
+  for (const auto& [value, name] : kLawNames)
+    if (value == law) return name;
+  return "unknown";
+}
+
+ImpactLaw parse_impact_law(const std::string& name) {
+  for (const auto& [value, law_name] : kLawNames)
+    if (name == law_name) return value;
+  throw std::invalid_argument("unknown impact law \"" + name +
+                              "\" (expected propagative, routh or auto)");
+}
+
+void validate(const ImpactSolverConfig& config) {
+  require(std::isfinite(config.touch_tolerance) && config.touch_tolerance >= 0.0,
+          "touch_tolerance must be finite and >= 0, got " + std::to_string(config.touch_tolerance));
+  require(!std::isnan(config.impact_threshold), "impact_threshold must not be NaN");
+  require(config.max_reflections >= 0,
+          "max_reflections must be >= 0 (0 = automatic), got " + std::to_string(config.max_reflections));
+  bool known_law = false;
+  for (const auto& entry : kLawNames) known_law = known_law || entry.first == config.law;
+  require(known_law, "law is not a valid ImpactLaw");
+  const RouthSettings& routh = config.routh;
+  require(std::isfinite(routh.step) && routh.step >= 0.0,
+          "routh.step must be finite and >= 0 (0 = automatic), got " + std::to_string(routh.step));
+  require(routh.max_steps >= 1, "routh.max_steps must be >= 1, got " + std::to_string(routh.max_steps));
+  require(routh.cone_directions >= 3 && routh.cone_directions <= kMaxConeDirections,
+          "routh.cone_directions must be in [3, " + std::to_string(kMaxConeDirections) + "], got " +
+              std::to_string(routh.cone_directions));
+  require(routh.sampler == ImpulseSampler::kUniform || routh.sampler == ImpulseSampler::kLowDiscrepancy,
+          "routh.sampler is not a valid ImpulseSampler");
+  require(routh.max_contacts >= 1,
+          "routh.max_contacts must be >= 1, got " + std::to_string(routh.max_contacts));
+}
+
+namespace {
+void check_sample(const PredictedImpact& p, int sample, int body) {
+  if (sample < 0 || sample >= p.set.velocities.cols())
+    throw std::out_of_range("PredictedImpact: sample " + std::to_string(sample) + " outside [0, " +
+                            std::to_string(p.set.velocities.cols()) + ")");
+  if (body < 0 || body >= static_cast<int>(p.bodies.size()))
+    throw std::out_of_range("PredictedImpact: body " + std::to_string(body) + " outside [0, " +
+                            std::to_string(p.bodies.size()) + ")");
+}
+}  // namespace
+
+btVector3 PredictedImpact::linear_velocity(int sample, int body) const {
+  check_sample(*this, sample, body);
+  const Eigen::Index c = 6 * static_cast<Eigen::Index>(body);
+  const Eigen::Vector3d change = set.velocities.col(sample).segment<3>(c) - velocity.segment<3>(c);
+  return to_bullet(Eigen::Vector3d(pre_force.segment<3>(c) + change));
+}
+
+btVector3 PredictedImpact::angular_velocity(int sample, int body) const {
+  check_sample(*this, sample, body);
+  const Eigen::Index c = 6 * static_cast<Eigen::Index>(body) + 3;
+  const Eigen::Vector3d change = set.velocities.col(sample).segment<3>(c) - velocity.segment<3>(c);
+  return to_bullet(Eigen::Vector3d(pre_force.segment<3>(c) + change));
+}
 
 struct ImpactSolver::Impl {
   // One candidate contact point of the batch.
@@ -72,18 +225,38 @@ struct ImpactSolver::Impl {
     double u = 0.0;      // relative normal velocity, > 0 separating
   };
 
+  // One cluster's rows and velocities (cluster layout, impact_solver.h),
+  // reused from cluster to cluster.
+  struct Rows {
+    int k = 0, m = 0;
+    Eigen::MatrixXd inverse_mass;  // joint-constrained when joints bind the cluster
+    Eigen::VectorXd velocity;      // v*, mid-step
+    Eigen::VectorXd pre_force;     // v, without this step's forces
+    Eigen::MatrixXd normals;
+    Eigen::VectorXd offsets;
+    // Routh laws only:
+    Eigen::MatrixXd tangents;         // 2m × 6k, rows 2r, 2r+1 of contact r
+    Eigen::VectorXd tangent_offsets;  // 2m
+    Eigen::VectorXd friction;         // m
+    std::vector<Eigen::Vector3d> t1, t2;
+    Eigen::MatrixXd joint_rows;
+  };
+
   std::vector<btRigidBody*> bodies;
   std::unordered_map<const btRigidBody*, int> index;
   std::vector<Point> points;
   std::vector<int> parent;
   std::vector<int> local;  // body → index within the cluster being resolved
+  std::vector<std::vector<int>> cluster_points, cluster_bodies;
   // Points an impact left separating, hidden from the base solver for this
   // call (see solveGroup), and the manifolds' true point counts.
   std::vector<int> separating;
   std::vector<std::pair<btPersistentManifold*, int>> hidden_counts;
+  Rows rows;
   PropagativeSolver solver;
   PropagativeSolver enumerator;
   std::uint64_t impact_counter = 0;
+  std::uint64_t steps = 0;  // allSolved calls: the Routh seeds' step count
 
   int index_of(const btRigidBody* body) {
     if (!is_dynamic(body)) return -1;
@@ -94,12 +267,615 @@ struct ImpactSolver::Impl {
 };
 
 namespace {
-// Resolves the cluster of `members` (bodies) and `ids` (its points) if one
-// of its contacts strikes.
-void resolve_cluster(ImpactSolver::Impl& s, const ImpactSolverConfig& config,
-                     ImpactSolverStats& stats, const std::vector<int>& members,
-                     const std::vector<int>& ids, btTypedConstraint** constraints,
-                     int num_constraints, const btContactSolverInfo& info);
+
+using Impl = ImpactSolver::Impl;
+
+// 1. Candidate points of a batch: touching, or closing within this step.
+// Returns whether one of them strikes: approaches faster than the impact
+// threshold with a law that resolves it (`strikes_if`). In a prediction
+// (kPredict) velocities are the ones the step will see and nothing is
+// written to the manifolds.
+struct StrikeRule {
+  bool plastic = false;     // R = 0 contacts strike (resolve_plastic_impacts, law routh)
+  bool frictional = false;  // R = 0 contacts with μ > 0 strike (law auto)
+};
+
+template <bool kPredict>
+bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManifold** manifolds,
+                    int num_manifolds, btScalar time_step, StrikeRule rule) {
+  const double h = double(time_step);
+  bool any_strike = false;
+  for (int k = 0; k < num_manifolds; ++k) {
+    btPersistentManifold* manifold = manifolds[k];
+    const btRigidBody* body_a = btRigidBody::upcast(manifold->getBody0());
+    const btRigidBody* body_b = btRigidBody::upcast(manifold->getBody1());
+    if (!is_dynamic(body_a) && !is_dynamic(body_b)) continue;
+    for (int c = 0; c < manifold->getNumContacts(); ++c) {
+      btManifoldPoint& p = manifold->getContactPoint(c);
+      const Eigen::Vector3d n = to_eigen(p.m_normalWorldOnB);
+      double u;
+      if constexpr (kPredict) {
+        u = n.dot(predicted_point_velocity(body_a, p.getPositionWorldOnA(), time_step) -
+                  predicted_point_velocity(body_b, p.getPositionWorldOnB(), time_step));
+      } else {
+        u = n.dot(point_velocity(body_a, p.getPositionWorldOnA()) -
+                  point_velocity(body_b, p.getPositionWorldOnB()));
+      }
+      const double gap = double(p.getDistance());
+      const double threshold = impact_threshold(config, largest_gravity({body_a, body_b}), h);
+      // A point already separating faster than the threshold yet still
+      // penetrating (a struck ball that has not cleared its neighbour) would
+      // be pushed apart by the base solver's Baumgarte term, feeding energy
+      // into a motion that is already separating; it gets no push-out.
+      if constexpr (!kPredict) {
+        if (gap < 0.0 && u > threshold) p.m_distance1 = 0;
+      }
+      if (!(gap <= config.touch_tolerance || (u < 0.0 && gap + u * h <= config.touch_tolerance)))
+        continue;
+      any_strike = any_strike ||
+                   (u < -threshold &&
+                    (p.m_combinedRestitution > 0 || rule.plastic ||
+                     (rule.frictional && p.m_combinedFriction > 0)));
+      Impl::Point point;
+      point.manifold = manifold;
+      point.index = c;
+      point.point = &p;
+      point.object_a = manifold->getBody0();
+      point.object_b = manifold->getBody1();
+      point.body_a = body_a;
+      point.body_b = body_b;
+      point.u = u;
+      s.points.push_back(point);
+    }
+  }
+  return any_strike;
+}
+
+// 2. Clusters: contacts and joints between dynamic bodies, in
+// s.cluster_bodies / s.cluster_points by root (the lowest body index).
+// Joints may pull in dynamic bodies that touch nothing (a pendulum's arm).
+int build_clusters(Impl& s, btTypedConstraint** constraints, int num_constraints) {
+  for (Impl::Point& p : s.points) {
+    p.a = s.index_of(p.body_a);
+    p.b = s.index_of(p.body_b);
+  }
+  bool grew = true;
+  while (grew) {
+    grew = false;
+    for (int k = 0; k < num_constraints; ++k) {
+      btTypedConstraint* joint = constraints[k];
+      if (!joint->isEnabled()) continue;
+      const bool has_a = s.index.count(&joint->getRigidBodyA()) > 0;
+      const bool has_b = s.index.count(&joint->getRigidBodyB()) > 0;
+      if (has_a == has_b) continue;
+      const size_t before = s.bodies.size();
+      s.index_of(&joint->getRigidBodyA());
+      s.index_of(&joint->getRigidBodyB());
+      grew = grew || s.bodies.size() != before;
+    }
+  }
+  const int n_bodies = static_cast<int>(s.bodies.size());
+  s.parent.resize(n_bodies);
+  std::iota(s.parent.begin(), s.parent.end(), 0);
+  for (const Impl::Point& p : s.points)
+    if (p.a >= 0 && p.b >= 0) unite(s.parent, p.a, p.b);
+  for (int k = 0; k < num_constraints; ++k) {
+    btTypedConstraint* joint = constraints[k];
+    if (!joint->isEnabled()) continue;
+    const auto ia = s.index.find(&joint->getRigidBodyA());
+    const auto ib = s.index.find(&joint->getRigidBodyB());
+    if (ia != s.index.end() && ib != s.index.end()) unite(s.parent, ia->second, ib->second);
+  }
+  if (static_cast<int>(s.cluster_points.size()) < n_bodies) {
+    s.cluster_points.resize(n_bodies);
+    s.cluster_bodies.resize(n_bodies);
+  }
+  for (int i = 0; i < n_bodies; ++i) {
+    s.cluster_points[i].clear();
+    s.cluster_bodies[i].clear();
+  }
+  for (int i = 0; i < n_bodies; ++i) s.cluster_bodies[find_root(s.parent, i)].push_back(i);
+  for (int k = 0; k < static_cast<int>(s.points.size()); ++k) {
+    const Impl::Point& p = s.points[k];
+    s.cluster_points[find_root(s.parent, p.a >= 0 ? p.a : p.b)].push_back(k);
+  }
+  return n_bodies;
+}
+
+// 3. Whether a cluster is an impact, its threshold, restitution and friction.
+struct ClusterInfo {
+  bool impact = false;
+  double threshold = 0.0;
+  double restitution = 1.0;
+  bool frictional = false;  // some contact has μ > 0
+};
+
+ClusterInfo classify(Impl& s, const ImpactSolverConfig& config, const std::vector<int>& members,
+                     const std::vector<int>& ids, double h) {
+  // Cluster-local body numbers; only members' entries of `local` are read.
+  std::vector<int>& local = s.local;
+  local.resize(s.bodies.size());
+  double gravity = 0.0;
+  for (int j = 0; j < static_cast<int>(members.size()); ++j) {
+    local[members[j]] = j;
+    gravity = std::max(gravity, largest_gravity({s.bodies[members[j]]}));
+  }
+  ClusterInfo info;
+  info.threshold = impact_threshold(config, gravity, h);
+  for (const int id : ids) {
+    const auto& p = s.points[id];
+    info.frictional = info.frictional || p.point->m_combinedFriction > 0;
+    if (p.u < -info.threshold) {
+      info.restitution = info.impact
+                             ? std::min(info.restitution, double(p.point->m_combinedRestitution))
+                             : double(p.point->m_combinedRestitution);
+      info.impact = true;
+    }
+  }
+  info.restitution = std::clamp(info.restitution, 0.0, 1.0);
+  return info;
+}
+
+// The law a cluster gets (impact_solver.h, "Laws" and "Cluster cap").
+enum class Applied { kNone, kPropagative, kRouth, kBlend, kBaseSolver };
+
+struct Decision {
+  Applied law = Applied::kNone;
+  bool oversized = false;  // a Routh law was due but the cluster is over the cap
+};
+
+Decision decide(const ImpactSolverConfig& config, const ClusterInfo& info, int contacts) {
+  const auto propagative = [&]() {
+    return info.restitution == 0.0 && !config.resolve_plastic_impacts ? Applied::kNone
+                                                                      : Applied::kPropagative;
+  };
+  Decision d;
+  switch (config.law) {
+    case ImpactLaw::kPropagative:
+      d.law = propagative();
+      return d;
+    case ImpactLaw::kRouth:
+      d.law = Applied::kRouth;
+      break;
+    case ImpactLaw::kAuto:
+      if (!info.frictional || info.restitution == 1.0) {
+        d.law = propagative();
+        return d;
+      }
+      d.law = info.restitution == 0.0 ? Applied::kRouth : Applied::kBlend;
+      break;
+  }
+  if (contacts > config.routh.max_contacts) {
+    d.oversized = true;
+    d.law = config.law == ImpactLaw::kAuto && info.restitution > 0.0 ? Applied::kPropagative
+                                                                       : Applied::kBaseSolver;
+  }
+  return d;
+}
+
+const char* law_name(Applied law) {
+  switch (law) {
+    case Applied::kPropagative: return kLawPropagative;
+    case Applied::kRouth: return kLawRouth;
+    case Applied::kBlend: return kLawRouthRestitution;
+    case Applied::kNone:
+    case Applied::kBaseSolver: break;
+  }
+  return kLawBaseSolver;
+}
+
+// The seed of a cluster's Routh sample (impact_solver.h, "Seeds").
+std::uint64_t routh_seed(const Impl& s, const ImpactSolverConfig& config,
+                         const std::vector<int>& members) {
+  int key = s.bodies[members.front()]->getWorldArrayIndex();
+  for (const int j : members) key = std::min(key, s.bodies[j]->getWorldArrayIndex());
+  return mix_seed(mix_seed(config.seed, s.steps), static_cast<std::uint64_t>(static_cast<std::int64_t>(key)));
+}
+
+// Rows and velocities of a cluster (impact_solver.h, point 3): s.rows. With
+// `tangents`, also the Routh laws' tangent rows, offsets and μ.
+// kPredict: velocities and forces as the next step will see them.
+template <bool kPredict>
+void assemble(Impl& s, const std::vector<int>& members, const std::vector<int>& ids,
+              btTypedConstraint** constraints, int num_constraints,
+              const btContactSolverInfo& info, bool tangents) {
+  Impl::Rows& rows = s.rows;
+  const std::vector<int>& local = s.local;
+  const int k = static_cast<int>(members.size());
+  const int m = static_cast<int>(ids.size());
+  const btScalar h = info.m_timeStep;
+  rows.k = k;
+  rows.m = m;
+  rows.inverse_mass.setZero(6 * k, 6 * k);
+  rows.velocity.resize(6 * k);
+  rows.pre_force.resize(6 * k);
+  // The impact acts on the mid-step velocity v* = v + ½ h M⁻¹ f_ext, and its
+  // change Δv = v⁺ − v* is added to the pre-force velocity v (Bullet's rigid
+  // velocity here excludes this step's force increment; the base solver
+  // adds it). Why mid-step: symplectic Euler, Bullet's integrator, conserves
+  // the shadow energy ½vᵀMv − fᵀx + ½h fᵀv between impacts, not ½vᵀMv − fᵀx;
+  // an elastic impact that conserves ½v*ᵀMv* conserves exactly that shadow
+  // energy, so a ball dropped with R = 1 returns to its drop height bounce
+  // after bounce (reflecting v instead loses h·|g| of speed per bounce,
+  // reflecting the end-of-step velocity gains it).
+  for (int j = 0; j < k; ++j) {
+    const btRigidBody& body = *s.bodies[members[j]];
+    rows.inverse_mass.block<6, 6>(6 * j, 6 * j) = internal::body_inverse_mass(body);
+    btVector3 force, torque;
+    if constexpr (kPredict) {
+      rows.pre_force.segment<3>(6 * j) = to_eigen(predicted_linear(body, h));
+      rows.pre_force.segment<3>(6 * j + 3) = to_eigen(predicted_angular(body, h));
+      force = predicted_force(body);
+    } else {
+      rows.pre_force.segment<6>(6 * j) = internal::body_velocity(body);
+      force = body.getTotalForce();
+    }
+    torque = body.getTotalTorque();
+    rows.velocity.segment<3>(6 * j) =
+        rows.pre_force.segment<3>(6 * j) + to_eigen(force * body.getInvMass() * (0.5 * h));
+    rows.velocity.segment<3>(6 * j + 3) =
+        rows.pre_force.segment<3>(6 * j + 3) +
+        to_eigen(body.getInvInertiaTensorWorld() * torque * (0.5 * h));
+  }
+  const auto partner_velocity = [&](const btRigidBody* body, const btVector3& point) {
+    if constexpr (kPredict) return predicted_point_velocity(body, point, h);
+    return point_velocity(body, point);
+  };
+  rows.normals.setZero(m, 6 * k);
+  rows.offsets.setZero(m);
+  for (int r = 0; r < m; ++r) {
+    const auto& p = s.points[ids[r]];
+    const Eigen::Vector3d n = to_eigen(p.point->m_normalWorldOnB);
+    const btVector3& on_a = p.point->getPositionWorldOnA();
+    const btVector3& on_b = p.point->getPositionWorldOnB();
+    if (p.a >= 0) {
+      const Eigen::Vector3d ra = to_eigen(on_a - p.body_a->getCenterOfMassPosition());
+      rows.normals.block<1, 3>(r, 6 * local[p.a]) = n.transpose();
+      rows.normals.block<1, 3>(r, 6 * local[p.a] + 3) = ra.cross(n).transpose();
+    } else {
+      rows.offsets[r] += n.dot(partner_velocity(p.body_a, on_a));
+    }
+    if (p.b >= 0) {
+      const Eigen::Vector3d rb = to_eigen(on_b - p.body_b->getCenterOfMassPosition());
+      rows.normals.block<1, 3>(r, 6 * local[p.b]) = -n.transpose();
+      rows.normals.block<1, 3>(r, 6 * local[p.b] + 3) = -rb.cross(n).transpose();
+    } else {
+      rows.offsets[r] -= n.dot(partner_velocity(p.body_b, on_b));
+    }
+  }
+  rows.joint_rows.resize(0, 0);
+  internal::append_bilateral_joint_rows(
+      constraints, num_constraints,
+      [&](const btRigidBody* body) {
+        const auto it = s.index.find(body);
+        return it == s.index.end() ? -1 : local[it->second];
+      },
+      k, info, rows.joint_rows);
+  if (rows.joint_rows.rows() > 0)
+    rows.inverse_mass = internal::constrained_inverse_mass(rows.inverse_mass, rows.joint_rows);
+  if (!tangents) return;
+
+  // Tangent rows (impact_solver.h, "Laws"). The slip of a contact is the
+  // tangential part of the relative velocity of its two material points at
+  // v*; the frame follows it when it exceeds kSlipFrameTolerance × S.
+  rows.tangents.setZero(2 * m, 6 * k);
+  rows.tangent_offsets.setZero(2 * m);
+  rows.friction.resize(m);
+  rows.t1.resize(static_cast<size_t>(m));
+  rows.t2.resize(static_cast<size_t>(m));
+  const Eigen::VectorXd u = rows.normals * rows.velocity + rows.offsets;
+  const double approach = std::max(0.0, -u.minCoeff());
+  const auto material_velocity = [&](int body, const btRigidBody* rigid, const btVector3& point) {
+    if (body < 0) return partner_velocity(rigid, point);
+    const Eigen::Index c = 6 * local[body];
+    const Eigen::Vector3d r = to_eigen(point - rigid->getCenterOfMassPosition());
+    return Eigen::Vector3d(rows.velocity.segment<3>(c) + rows.velocity.segment<3>(c + 3).cross(r));
+  };
+  for (int r = 0; r < m; ++r) {
+    const auto& p = s.points[ids[r]];
+    const btVector3& on_a = p.point->getPositionWorldOnA();
+    const btVector3& on_b = p.point->getPositionWorldOnB();
+    const Eigen::Vector3d n = to_eigen(p.point->m_normalWorldOnB).normalized();
+    const Eigen::Vector3d relative =
+        material_velocity(p.a, p.body_a, on_a) - material_velocity(p.b, p.body_b, on_b);
+    const Eigen::Vector3d slip = relative - relative.dot(n) * n;
+    Eigen::Vector3d t1, t2;
+    if (slip.norm() > kSlipFrameTolerance * approach && slip.norm() > 0.0) {
+      t1 = slip.normalized();
+      t2 = n.cross(t1);
+    } else {
+      plane_space(n, t1, t2);
+    }
+    rows.t1[static_cast<size_t>(r)] = t1;
+    rows.t2[static_cast<size_t>(r)] = t2;
+    rows.friction[r] = std::max(0.0, double(p.point->m_combinedFriction));
+    for (int e = 0; e < 2; ++e) {
+      const Eigen::Vector3d& t = e == 0 ? t1 : t2;
+      const int row = 2 * r + e;
+      if (p.a >= 0) {
+        const Eigen::Vector3d ra = to_eigen(on_a - p.body_a->getCenterOfMassPosition());
+        rows.tangents.block<1, 3>(row, 6 * local[p.a]) = t.transpose();
+        rows.tangents.block<1, 3>(row, 6 * local[p.a] + 3) = ra.cross(t).transpose();
+      } else {
+        rows.tangent_offsets[row] += t.dot(partner_velocity(p.body_a, on_a));
+      }
+      if (p.b >= 0) {
+        const Eigen::Vector3d rb = to_eigen(on_b - p.body_b->getCenterOfMassPosition());
+        rows.tangents.block<1, 3>(row, 6 * local[p.b]) = -t.transpose();
+        rows.tangents.block<1, 3>(row, 6 * local[p.b] + 3) = -rb.cross(t).transpose();
+      } else {
+        rows.tangent_offsets[row] -= t.dot(partner_velocity(p.body_b, on_b));
+      }
+    }
+  }
+}
+
+bool rows_finite(const Impl::Rows& rows, bool tangents) {
+  bool finite = rows.velocity.allFinite() && rows.inverse_mass.allFinite() &&
+                rows.normals.allFinite() && rows.offsets.allFinite();
+  if (tangents)
+    finite = finite && rows.tangents.allFinite() && rows.tangent_offsets.allFinite() &&
+             rows.friction.allFinite();
+  return finite;
+}
+
+FrictionalProblem frictional_problem(const Impl::Rows& rows, const RouthSettings& settings) {
+  FrictionalProblem problem = FrictionalProblem::from_dense(rows.inverse_mass, rows.normals,
+                                                            rows.tangents, rows.velocity,
+                                                            rows.friction);
+  problem.normal_offsets = rows.offsets;
+  problem.tangent_offsets = rows.tangent_offsets;
+  problem.cone_directions = settings.cone_directions;
+  return problem;
+}
+
+RouthParameters routh_parameters(const RouthSettings& settings, std::uint64_t seed) {
+  RouthParameters parameters;
+  parameters.step = settings.step;
+  parameters.max_steps = settings.max_steps;
+  parameters.seed = seed;
+  parameters.sampler = settings.sampler;
+  // The problem is assembled here from Bullet's state (finite inputs are
+  // checked by rows_finite); validation would re-check our own assembly.
+  parameters.validate_input = false;
+  return parameters;
+}
+
+// Displaces a body by a 6-vector [Δx, Δθ] (rotation vector, world frame).
+void move_body(btRigidBody& body, const Vector6& delta) {
+  btTransform transform = body.getCenterOfMassTransform();
+  transform.setOrigin(transform.getOrigin() +
+                      btVector3{btScalar(delta[0]), btScalar(delta[1]), btScalar(delta[2])});
+  const btVector3 turn{btScalar(delta[3]), btScalar(delta[4]), btScalar(delta[5])};
+  if (turn.length2() > 0)
+    transform.setRotation(
+        (btQuaternion(turn.normalized(), turn.length()) * transform.getRotation()).normalized());
+  body.setCenterOfMassTransform(transform);
+}
+
+// Writes v⁺ (`after`) back as v + (v⁺ − v*), hides the points it leaves
+// separating from the base solver and separates the ones it leaves closed but
+// overlapping at position level.
+void apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<int>& ids,
+                   const Eigen::VectorXd& after, double threshold) {
+  const Impl::Rows& rows = s.rows;
+  const int k = rows.k, m = rows.m;
+  const Eigen::VectorXd change = after - rows.velocity;
+  for (int j = 0; j < k; ++j)
+    internal::set_body_velocity(*s.bodies[members[j]],
+                                rows.pre_force.segment<6>(6 * j) + change.segment<6>(6 * j));
+  // Points the impact leaves separating clear their overlap by themselves
+  // (and are hidden from the base solver). Points it leaves closed but
+  // overlapping — Bullet found them only after they penetrated, e.g. the
+  // striker and the ball it stopped against — are separated here at
+  // position level, x += M⁻¹ Jᵀ μ with μ_r = −distance_r / W_rr (one
+  // Gauss–Seidel sweep), which changes no velocity: the base solver's
+  // Baumgarte push would otherwise turn the overlap into kinetic energy.
+  Eigen::VectorXd displacement = Eigen::VectorXd::Zero(6 * k);
+  for (int r = 0; r < m; ++r) {
+    if (rows.normals.row(r).dot(after) + rows.offsets[r] > threshold) {
+      s.separating.push_back(ids[r]);
+      continue;
+    }
+    const double depth = -double(s.points[ids[r]].point->getDistance()) -
+                         rows.normals.row(r).dot(displacement);
+    if (depth <= 0.0) continue;
+    const Eigen::VectorXd response = rows.inverse_mass * rows.normals.row(r).transpose();
+    const double w = rows.normals.row(r).dot(response);
+    if (w > 0.0) displacement += response * (depth / w);
+  }
+  if (displacement.squaredNorm() > 0.0)
+    for (int j = 0; j < k; ++j) move_body(*s.bodies[members[j]], displacement.segment<6>(6 * j));
+}
+
+ImpactReport::Contact report_contact(const Impl::Point& p, double approach_speed) {
+  ImpactReport::Contact contact;
+  contact.a = p.object_a;
+  contact.b = p.object_b;
+  contact.approach_speed = approach_speed;
+  contact.point_on_a = p.point->getPositionWorldOnA();
+  contact.point_on_b = p.point->getPositionWorldOnB();
+  contact.normal = p.point->m_normalWorldOnB;
+  contact.friction = double(p.point->m_combinedFriction);
+  return contact;
+}
+
+double cluster_kinetic_energy(const Impl& s, const std::vector<int>& members,
+                              const Eigen::VectorXd& v) {
+  double energy = 0.0;
+  for (int j = 0; j < static_cast<int>(members.size()); ++j)
+    energy += body_kinetic_energy(*s.bodies[members[j]], v.segment<6>(6 * j));
+  return energy;
+}
+
+// The propagative law on s.rows with restitution R (impact_solver.h, 3–4);
+// with `indeterminacy`, also ξ (policy kAll, one more resolution).
+const ImpactResult& solve_propagative(Impl& s, const ImpactSolverConfig& config, double restitution,
+                                      std::optional<double>* indeterminacy = nullptr) {
+  const Impl::Rows& rows = s.rows;
+  ImpactProblem problem = ImpactProblem::from_dense(rows.inverse_mass, rows.normals, rows.velocity);
+  problem.offsets = rows.offsets;
+  problem.restitution = restitution;
+  PropagativeParameters parameters;
+  parameters.policy = config.policy == OrderPolicy::kAll ? OrderPolicy::kMostNegative : config.policy;
+  parameters.seed = mix_seed(config.seed, s.impact_counter++);
+  parameters.max_reflections = config.max_reflections;
+  // The problem is assembled here from Bullet's state; validation would only
+  // re-check our own assembly (finite inputs are checked by rows_finite).
+  parameters.validate_input = false;
+  parameters.compute_energy = true;
+  s.solver.set_parameters(parameters);
+  const ImpactResult& result = s.solver.solve(problem);
+  if (indeterminacy != nullptr) {
+    PropagativeParameters all = parameters;
+    all.policy = OrderPolicy::kAll;
+    s.enumerator.set_parameters(all);
+    *indeterminacy = s.enumerator.solve(problem).indeterminacy;
+  }
+  return result;
+}
+
+// 3–4. Resolves the cluster of `members` (bodies) and `ids` (its points) if
+// one of its contacts strikes.
+void resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolverStats& stats,
+                     const std::vector<int>& members, const std::vector<int>& ids,
+                     btTypedConstraint** constraints, int num_constraints,
+                     const btContactSolverInfo& info) {
+  const ClusterInfo cluster = classify(s, config, members, ids, double(info.m_timeStep));
+  if (!cluster.impact) return;
+  const int m = static_cast<int>(ids.size());
+  const Decision decision = decide(config, cluster, m);
+  if (decision.law == Applied::kNone) return;  // the base solver's
+
+  ImpactReport report;
+  report.restitution = cluster.restitution;
+  report.law = law_name(decision.law);
+  if (decision.oversized) {
+    ++stats.routh_oversized;
+    report.message = "cluster of " + std::to_string(m) + " contacts exceeds routh.max_contacts = " +
+                     std::to_string(config.routh.max_contacts) + ": " +
+                     (decision.law == Applied::kBaseSolver
+                          ? "left to the base solver"
+                          : "resolved by the propagative law, its friction left to the base solver");
+  }
+  if (decision.law == Applied::kBaseSolver) {
+    if (config.on_impact) {
+      for (const int id : ids) report.contacts.push_back(report_contact(s.points[id], -s.points[id].u));
+      for (const int j : members) report.bodies.push_back(s.bodies[j]);
+      config.on_impact(report);
+    }
+    return;
+  }
+
+  const bool routh = decision.law == Applied::kRouth || decision.law == Applied::kBlend;
+  assemble<false>(s, members, ids, constraints, num_constraints, info, routh);
+  const Impl::Rows& rows = s.rows;
+  ++stats.impacts;
+  if (!rows_finite(rows, routh)) {
+    ++stats.fallbacks;
+    report.status = Status::kInfeasible;
+    report.message = "non-finite body state: impact left to the base solver";
+  } else if (!routh) {
+    const ImpactResult& result =
+        solve_propagative(s, config, cluster.restitution,
+                          config.compute_indeterminacy ? &report.indeterminacy : nullptr);
+    stats.reflections += result.reflections;
+    if (result.status != Status::kSuccess) ++stats.fallbacks;
+    const Eigen::VectorXd& after = result.outcomes.at(0).velocity;
+    apply_outcome(s, members, ids, after, cluster.threshold);
+    report.status = result.status;
+    if (!result.message.empty())
+      report.message = report.message.empty() ? result.message : report.message + "; " + result.message;
+    report.sequence = result.outcomes[0].sequence;
+    report.energy_before = result.energy_before;
+    report.energy_after = result.energy_after;
+    for (int r = 0; r < m; ++r) {
+      const double u = rows.normals.row(r).dot(rows.velocity) + rows.offsets[r];  // as resolved
+      ImpactReport::Contact contact = report_contact(s.points[ids[r]], -u);
+      contact.impulse = result.outcomes[0].impulses[r];
+      report.contacts.push_back(contact);
+    }
+  } else {
+    report.sample_seed = routh_seed(s, config, members);
+    FrictionalResult sample;
+    double step = 0.0;
+    bool sampled = false;
+    try {
+      const RouthSampler sampler(frictional_problem(rows, config.routh),
+                                 routh_parameters(config.routh, report.sample_seed));
+      step = sampler.step();
+      sample = sampler.sample(0);
+      sampled = !sample.outcomes.empty() && sample.outcomes[0].velocity.allFinite();
+      if (!sampled && sample.message.empty()) sample.message = "Routh sample is not finite";
+    } catch (const std::exception& e) {
+      sample.status = Status::kInfeasible;
+      sample.message = e.what();
+    }
+    report.step = step;
+    report.status = sample.status;
+    if (!sample.message.empty())
+      report.message = report.message.empty() ? sample.message : report.message + "; " + sample.message;
+    if (!sampled) {
+      ++stats.fallbacks;
+      report.status = sample.status == Status::kSuccess ? Status::kInfeasible : sample.status;
+      report.message += ": impact left to the base solver";
+    } else {
+      const FrictionalOutcome& outcome = sample.outcomes[0];
+      ++stats.routh_impacts;
+      stats.routh_lcps += outcome.lcps;
+      if (sample.status != Status::kSuccess) ++stats.fallbacks;
+      report.lcps = outcome.lcps;
+      report.terminated = outcome.terminated;
+      // Auto's blend for frictional 0 < R < 1 (impact_solver.h, "Laws").
+      const double alpha = decision.law == Applied::kBlend ? cluster.restitution : 0.0;
+      Eigen::VectorXd after = outcome.velocity;
+      const ImpactResult* elastic = nullptr;
+      if (alpha > 0.0) {
+        elastic = &solve_propagative(s, config, 1.0);
+        stats.reflections += elastic->reflections;
+        if (elastic->status != Status::kSuccess) {
+          ++stats.fallbacks;
+          report.message += (report.message.empty() ? "" : "; ") + elastic->message;
+        }
+        after = alpha * elastic->outcomes.at(0).velocity + (1.0 - alpha) * outcome.velocity;
+        report.sequence = elastic->outcomes[0].sequence;
+      }
+      apply_outcome(s, members, ids, after, cluster.threshold);
+      report.energy_before = cluster_kinetic_energy(s, members, rows.velocity);
+      report.energy_after = cluster_kinetic_energy(s, members, after);
+      for (int r = 0; r < m; ++r) {
+        const double u = rows.normals.row(r).dot(rows.velocity) + rows.offsets[r];
+        ImpactReport::Contact contact = report_contact(s.points[ids[r]], -u);
+        const size_t rr = static_cast<size_t>(r);
+        contact.impulse = (1.0 - alpha) * outcome.normal_impulses[r] +
+                          (elastic != nullptr ? alpha * elastic->outcomes[0].impulses[r] : 0.0);
+        contact.tangent1 = to_bullet(rows.t1[rr]);
+        contact.tangent2 = to_bullet(rows.t2[rr]);
+        contact.friction_impulse =
+            to_bullet((1.0 - alpha) * (outcome.tangential_impulses[2 * r] * rows.t1[rr] +
+                                       outcome.tangential_impulses[2 * r + 1] * rows.t2[rr]));
+        report.contacts.push_back(contact);
+      }
+    }
+  }
+  // The impact replaced whatever these points carried from the last step.
+  // Their penetration is not corrected this step: the impact's velocities
+  // carry the bodies apart, while a push-out by the base solver would add
+  // potential energy at every bounce (a ball that reaches the ground between
+  // two steps would climb higher each time). Collision detection recomputes
+  // the distance next step.
+  for (const int id : ids) {
+    btManifoldPoint& point = *s.points[id].point;
+    point.m_appliedImpulse = 0;
+    point.m_appliedImpulseLateral1 = 0;
+    point.m_appliedImpulseLateral2 = 0;
+    if (point.m_distance1 < 0) point.m_distance1 = 0;
+  }
+  if (config.on_impact) {
+    for (const int j : members) report.bodies.push_back(s.bodies[j]);
+    config.on_impact(report);
+  }
+}
 
 // Contacts an impact left separating faster than the impact threshold carry
 // no force during the rest of this step. Some base solvers still act on
@@ -108,7 +884,7 @@ void resolve_cluster(ImpactSolver::Impl& s, const ImpactSolverConfig& config,
 // common, plastic velocity). So they are moved past the end of their
 // manifold's point list for the base solve and restored right after; the
 // manifold itself (and the warm start of its other points) is untouched.
-void hide_separating_points(ImpactSolver::Impl& s) {
+void hide_separating_points(Impl& s) {
   s.hidden_counts.clear();
   std::sort(s.separating.begin(), s.separating.end(), [&](int a, int b) {
     const auto& pa = s.points[a];
@@ -126,16 +902,28 @@ void hide_separating_points(ImpactSolver::Impl& s) {
     manifold->setNumContacts(last);
   }
 }
+
+void clear_batch(Impl& s) {
+  s.bodies.clear();
+  s.index.clear();
+  s.points.clear();
+  s.separating.clear();
+}
+
 }  // namespace
 
 ImpactSolver::ImpactSolver(btConstraintSolver* base, ImpactSolverConfig config)
     : base_(base), config_(std::move(config)), impl_(std::make_unique<Impl>()) {
   if (base_ == nullptr) throw std::invalid_argument("simpact::bullet::ImpactSolver: base solver is null");
+  validate(config_);
 }
 
 ImpactSolver::~ImpactSolver() = default;
 
-void ImpactSolver::set_config(ImpactSolverConfig config) { config_ = std::move(config); }
+void ImpactSolver::set_config(ImpactSolverConfig config) {
+  validate(config);
+  config_ = std::move(config);
+}
 
 void ImpactSolver::prepareSolve(int num_bodies, int num_manifolds) {
   base_->prepareSolve(num_bodies, num_manifolds);
@@ -143,11 +931,13 @@ void ImpactSolver::prepareSolve(int num_bodies, int num_manifolds) {
 
 void ImpactSolver::allSolved(const btContactSolverInfo& info, btIDebugDraw* debug_drawer) {
   base_->allSolved(info, debug_drawer);
+  ++impl_->steps;
 }
 
 void ImpactSolver::reset() {
   base_->reset();
   impl_->impact_counter = 0;
+  impl_->steps = 0;
 }
 
 btConstraintSolverType ImpactSolver::getSolverType() const { return base_->getSolverType(); }
@@ -159,96 +949,23 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
                                   btDispatcher* dispatcher) {
   ++stats_.solve_calls;
   Impl& s = *impl_;
-  s.bodies.clear();
-  s.index.clear();
-  s.points.clear();
-  s.separating.clear();
-  const double h = double(info.m_timeStep);
+  clear_batch(s);
 
-  // 1. Candidate points: touching, or closing within this step. Most calls
-  // have no strike at all (resting piles, plastic contacts left to the base
-  // solver); they skip clustering, which keeps simpact's overhead to this loop.
-  bool any_strike = false;
-  for (int k = 0; k < num_manifolds; ++k) {
-    btPersistentManifold* manifold = manifolds[k];
-    const btRigidBody* body_a = btRigidBody::upcast(manifold->getBody0());
-    const btRigidBody* body_b = btRigidBody::upcast(manifold->getBody1());
-    if (!is_dynamic(body_a) && !is_dynamic(body_b)) continue;
-    for (int c = 0; c < manifold->getNumContacts(); ++c) {
-      btManifoldPoint& p = manifold->getContactPoint(c);
-      const Eigen::Vector3d n = to_eigen(p.m_normalWorldOnB);
-      const double u = n.dot(point_velocity(body_a, p.getPositionWorldOnA()) -
-                             point_velocity(body_b, p.getPositionWorldOnB()));
-      const double gap = double(p.getDistance());
-      const double threshold = impact_threshold(config_, largest_gravity({body_a, body_b}), h);
-      // A point already separating faster than the threshold yet still
-      // penetrating (a struck ball that has not cleared its neighbour) would
-      // be pushed apart by the base solver's Baumgarte term, feeding energy
-      // into a motion that is already separating; it gets no push-out.
-      if (gap < 0.0 && u > threshold) p.m_distance1 = 0;
-      if (!(gap <= config_.touch_tolerance || (u < 0.0 && gap + u * h <= config_.touch_tolerance)))
-        continue;
-      any_strike = any_strike ||
-                   (u < -threshold &&
-                    (p.m_combinedRestitution > 0 || config_.resolve_plastic_impacts));
-      Impl::Point point;
-      point.manifold = manifold;
-      point.index = c;
-      point.point = &p;
-      point.object_a = manifold->getBody0();
-      point.object_b = manifold->getBody1();
-      point.body_a = body_a;
-      point.body_b = body_b;
-      point.u = u;
-      s.points.push_back(point);
-    }
-  }
+  // 1. Candidate points. Most calls have no strike at all (resting piles,
+  // plastic contacts left to the base solver); they skip clustering, which
+  // keeps simpact's overhead to this loop.
+  StrikeRule rule;
+  rule.plastic = config_.resolve_plastic_impacts || config_.law == ImpactLaw::kRouth;
+  rule.frictional = config_.law == ImpactLaw::kAuto;
+  const bool any_strike = collect_points<false>(s, config_, manifolds, num_manifolds,
+                                                info.m_timeStep, rule);
 
   if (any_strike) {
-    for (Impl::Point& p : s.points) {
-      p.a = s.index_of(p.body_a);
-      p.b = s.index_of(p.body_b);
-    }
-    // 2. Clusters: contacts and joints between dynamic bodies. Joints may
-    // pull in dynamic bodies that touch nothing (a pendulum's arm).
-    bool grew = true;
-    while (grew) {
-      grew = false;
-      for (int k = 0; k < num_constraints; ++k) {
-        btTypedConstraint* joint = constraints[k];
-        if (!joint->isEnabled()) continue;
-        const bool has_a = s.index.count(&joint->getRigidBodyA()) > 0;
-        const bool has_b = s.index.count(&joint->getRigidBodyB()) > 0;
-        if (has_a == has_b) continue;
-        const size_t before = s.bodies.size();
-        s.index_of(&joint->getRigidBodyA());
-        s.index_of(&joint->getRigidBodyB());
-        grew = grew || s.bodies.size() != before;
-      }
-    }
-    const int n_bodies = static_cast<int>(s.bodies.size());
-    s.parent.resize(n_bodies);
-    std::iota(s.parent.begin(), s.parent.end(), 0);
-    for (const Impl::Point& p : s.points)
-      if (p.a >= 0 && p.b >= 0) unite(s.parent, p.a, p.b);
-    for (int k = 0; k < num_constraints; ++k) {
-      btTypedConstraint* joint = constraints[k];
-      if (!joint->isEnabled()) continue;
-      const auto ia = s.index.find(&joint->getRigidBodyA());
-      const auto ib = s.index.find(&joint->getRigidBodyB());
-      if (ia != s.index.end() && ib != s.index.end()) unite(s.parent, ia->second, ib->second);
-    }
-
+    const int n_bodies = build_clusters(s, constraints, num_constraints);
     // 3–4. Resolve every cluster that has an impact.
-    std::vector<std::vector<int>> cluster_points(n_bodies), cluster_bodies(n_bodies);
-    for (int i = 0; i < n_bodies; ++i) cluster_bodies[find_root(s.parent, i)].push_back(i);
-    for (int k = 0; k < static_cast<int>(s.points.size()); ++k) {
-      const Impl::Point& p = s.points[k];
-      cluster_points[find_root(s.parent, p.a >= 0 ? p.a : p.b)].push_back(k);
-    }
     for (int root = 0; root < n_bodies; ++root)
-      if (!cluster_points[root].empty())
-        resolve_cluster(s, config_, stats_, cluster_bodies[root], cluster_points[root],
+      if (!s.cluster_points[root].empty())
+        resolve_cluster(s, config_, stats_, s.cluster_bodies[root], s.cluster_points[root],
                         constraints, num_constraints, info);
   }
 
@@ -273,201 +990,90 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
   return residual;
 }
 
-namespace {
+std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynamicsWorld& world,
+                                                                btScalar time_step,
+                                                                const RouthSetParameters& set) {
+  if (!(std::isfinite(double(time_step)) && time_step > 0))
+    throw std::invalid_argument("predict_outcome_sets: time_step must be positive and finite");
+  if (set.samples < 1)
+    throw std::invalid_argument("predict_outcome_sets: set.samples must be >= 1, got " +
+                                std::to_string(set.samples));
+  if (set.threads < 0)
+    throw std::invalid_argument("predict_outcome_sets: set.threads must be >= 0 (0 = all cores)");
+  if (!(std::isfinite(set.epsilon) && set.epsilon >= 0.0))
+    throw std::invalid_argument("predict_outcome_sets: set.epsilon must be finite and >= 0");
 
-// Displaces a body by a 6-vector [Δx, Δθ] (rotation vector, world frame).
-void move_body(btRigidBody& body, const Eigen::Matrix<double, 6, 1>& delta) {
-  btTransform transform = body.getCenterOfMassTransform();
-  transform.setOrigin(transform.getOrigin() +
-                      btVector3{btScalar(delta[0]), btScalar(delta[1]), btScalar(delta[2])});
-  const btVector3 turn{btScalar(delta[3]), btScalar(delta[4]), btScalar(delta[5])};
-  if (turn.length2() > 0)
-    transform.setRotation(
-        (btQuaternion(turn.normalized(), turn.length()) * transform.getRotation()).normalized());
-  body.setCenterOfMassTransform(transform);
-}
-
-std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t counter) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (counter + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-void resolve_cluster(ImpactSolver::Impl& s, const ImpactSolverConfig& config,
-                     ImpactSolverStats& stats, const std::vector<int>& members,
-                     const std::vector<int>& ids, btTypedConstraint** constraints,
-                     int num_constraints, const btContactSolverInfo& info) {
-  // Cluster-local body numbers; only members' entries of `local` are read.
-  std::vector<int>& local = s.local;
-  local.resize(s.bodies.size());
-  double gravity = 0.0;
-  for (int j = 0; j < static_cast<int>(members.size()); ++j) {
-    local[members[j]] = j;
-    gravity = std::max(gravity, largest_gravity({s.bodies[members[j]]}));
+  world.performDiscreteCollisionDetection();
+  // What the island manager hands to solveGroup: manifolds of awake islands
+  // whose pair needs a response, and the world's constraints.
+  btDispatcher* dispatcher = world.getDispatcher();
+  std::vector<btPersistentManifold*> manifolds;
+  for (int i = 0; i < dispatcher->getNumManifolds(); ++i) {
+    btPersistentManifold* manifold = dispatcher->getManifoldByIndexInternal(i);
+    const btCollisionObject* a = manifold->getBody0();
+    const btCollisionObject* b = manifold->getBody1();
+    if (a->getActivationState() == ISLAND_SLEEPING && b->getActivationState() == ISLAND_SLEEPING)
+      continue;
+    if (!dispatcher->needsResponse(a, b)) continue;
+    manifolds.push_back(manifold);
   }
-  const double threshold = impact_threshold(config, gravity, double(info.m_timeStep));
-  double restitution = 1.0;
-  bool impact = false;
-  for (const int id : ids) {
-    const auto& p = s.points[id];
-    if (p.u < -threshold) {
-      restitution = impact ? std::min(restitution, double(p.point->m_combinedRestitution))
-                           : double(p.point->m_combinedRestitution);
-      impact = true;
-    }
-  }
-  if (!impact) return;
-  restitution = std::clamp(restitution, 0.0, 1.0);
-  if (restitution == 0.0 && !config.resolve_plastic_impacts) return;  // the base solver's
+  std::vector<btTypedConstraint*> constraints;
+  for (int i = 0; i < world.getNumConstraints(); ++i) constraints.push_back(world.getConstraint(i));
+  btContactSolverInfo info = world.getSolverInfo();
+  info.m_timeStep = time_step;
 
-  const int k = static_cast<int>(members.size());
-  const int m = static_cast<int>(ids.size());
-  Eigen::MatrixXd inverse_mass = Eigen::MatrixXd::Zero(6 * k, 6 * k);
-  Eigen::VectorXd velocity(6 * k);
-  // The impact acts on the mid-step velocity v* = v + ½ h M⁻¹ f_ext, and its
-  // change Δv = v⁺ − v* is added to the pre-force velocity v (Bullet's rigid
-  // velocity here excludes this step's force increment; the base solver
-  // adds it). Why mid-step: symplectic Euler, Bullet's integrator, conserves
-  // the shadow energy ½vᵀMv − fᵀx + ½h fᵀv between impacts, not ½vᵀMv − fᵀx;
-  // an elastic impact that conserves ½v*ᵀMv* conserves exactly that shadow
-  // energy, so a ball dropped with R = 1 returns to its drop height bounce
-  // after bounce (reflecting v instead loses h·|g| of speed per bounce,
-  // reflecting the end-of-step velocity gains it).
-  Eigen::VectorXd pre_force(6 * k);
-  for (int j = 0; j < k; ++j) {
-    const btRigidBody& body = *s.bodies[members[j]];
-    inverse_mass.block<6, 6>(6 * j, 6 * j) = internal::body_inverse_mass(body);
-    pre_force.segment<6>(6 * j) = internal::body_velocity(body);
-    velocity.segment<3>(6 * j) =
-        pre_force.segment<3>(6 * j) + to_eigen(body.getTotalForce() * body.getInvMass() * (0.5 * info.m_timeStep));
-    velocity.segment<3>(6 * j + 3) =
-        pre_force.segment<3>(6 * j + 3) +
-        to_eigen(body.getInvInertiaTensorWorld() * body.getTotalTorque() * (0.5 * info.m_timeStep));
-  }
-  Eigen::MatrixXd normals = Eigen::MatrixXd::Zero(m, 6 * k);
-  Eigen::VectorXd offsets = Eigen::VectorXd::Zero(m);
-  for (int r = 0; r < m; ++r) {
-    const auto& p = s.points[ids[r]];
-    const Eigen::Vector3d n = to_eigen(p.point->m_normalWorldOnB);
-    const btVector3& on_a = p.point->getPositionWorldOnA();
-    const btVector3& on_b = p.point->getPositionWorldOnB();
-    if (p.a >= 0) {
-      const Eigen::Vector3d ra = to_eigen(on_a - p.body_a->getCenterOfMassPosition());
-      normals.block<1, 3>(r, 6 * local[p.a]) = n.transpose();
-      normals.block<1, 3>(r, 6 * local[p.a] + 3) = ra.cross(n).transpose();
-    } else {
-      offsets[r] += n.dot(point_velocity(p.body_a, on_a));
-    }
-    if (p.b >= 0) {
-      const Eigen::Vector3d rb = to_eigen(on_b - p.body_b->getCenterOfMassPosition());
-      normals.block<1, 3>(r, 6 * local[p.b]) = -n.transpose();
-      normals.block<1, 3>(r, 6 * local[p.b] + 3) = -rb.cross(n).transpose();
-    } else {
-      offsets[r] -= n.dot(point_velocity(p.body_b, on_b));
-    }
-  }
-  Eigen::MatrixXd joint_rows;
-  internal::append_bilateral_joint_rows(
-      constraints, num_constraints,
-      [&](const btRigidBody* body) {
-        const auto it = s.index.find(body);
-        return it == s.index.end() ? -1 : local[it->second];
-      },
-      k, info, joint_rows);
-  if (joint_rows.rows() > 0) inverse_mass = internal::constrained_inverse_mass(inverse_mass, joint_rows);
-
-  ImpactProblem problem = ImpactProblem::from_dense(inverse_mass, normals, velocity);
-  problem.offsets = offsets;
-  problem.restitution = restitution;
-
-  PropagativeParameters parameters;
-  parameters.policy = config.policy == OrderPolicy::kAll ? OrderPolicy::kMostNegative : config.policy;
-  parameters.seed = mix_seed(config.seed, s.impact_counter++);
-  parameters.max_reflections = config.max_reflections;
-  // The problem is assembled here from Bullet's state; validation would only
-  // re-check our own assembly (finite inputs are checked below).
-  parameters.validate_input = false;
-  parameters.compute_energy = true;
-  s.solver.set_parameters(parameters);
-
-  ImpactReport report;
-  report.restitution = restitution;
-  ++stats.impacts;
-  if (!velocity.allFinite() || !inverse_mass.allFinite() || !normals.allFinite() ||
-      !offsets.allFinite()) {
-    ++stats.fallbacks;
-    report.status = Status::kInfeasible;
-    report.message = "non-finite body state: impact left to the base solver";
-  } else {
-    const ImpactResult& result = s.solver.solve(problem);
-    stats.reflections += result.reflections;
-    if (result.status != Status::kSuccess) ++stats.fallbacks;
-    const Eigen::VectorXd& after = result.outcomes.at(0).velocity;
-    const Eigen::VectorXd change = after - velocity;
-    for (int j = 0; j < k; ++j)
-      internal::set_body_velocity(*s.bodies[members[j]],
-                                  pre_force.segment<6>(6 * j) + change.segment<6>(6 * j));
-    // Points the impact leaves separating clear their overlap by themselves
-    // (and are hidden from the base solver). Points it leaves closed but
-    // overlapping — Bullet found them only after they penetrated, e.g. the
-    // striker and the ball it stopped against — are separated here at
-    // position level, x += M⁻¹ Jᵀ μ with μ_r = −distance_r / W_rr (one
-    // Gauss–Seidel sweep), which changes no velocity: the base solver's
-    // Baumgarte push would otherwise turn the overlap into kinetic energy.
-    Eigen::VectorXd displacement = Eigen::VectorXd::Zero(6 * k);
+  Impl& s = *impl_;
+  clear_batch(s);
+  StrikeRule rule;
+  rule.plastic = true;  // every impact cluster is returned, whatever its law
+  std::vector<PredictedImpact> predictions;
+  if (!collect_points<true>(s, config_, manifolds.data(), static_cast<int>(manifolds.size()),
+                            time_step, rule))
+    return predictions;
+  btTypedConstraint** joints = constraints.empty() ? nullptr : constraints.data();
+  const int num_joints = static_cast<int>(constraints.size());
+  const int n_bodies = build_clusters(s, joints, num_joints);
+  for (int root = 0; root < n_bodies; ++root) {
+    const std::vector<int>& members = s.cluster_bodies[root];
+    const std::vector<int>& ids = s.cluster_points[root];
+    if (ids.empty()) continue;
+    const ClusterInfo cluster = classify(s, config_, members, ids, double(time_step));
+    if (!cluster.impact) continue;
+    const int m = static_cast<int>(ids.size());
+    const Decision decision = decide(config_, cluster, m);
+    PredictedImpact prediction;
+    prediction.law = law_name(decision.law);
+    prediction.restitution = cluster.restitution;
+    prediction.sample_seed = routh_seed(s, config_, members);
+    assemble<true>(s, members, ids, joints, num_joints, info, true);
+    const Impl::Rows& rows = s.rows;
+    for (const int j : members) prediction.bodies.push_back(s.bodies[j]);
     for (int r = 0; r < m; ++r) {
-      if (normals.row(r).dot(after) + offsets[r] > threshold) {
-        s.separating.push_back(ids[r]);
-        continue;
-      }
-      const double depth = -double(s.points[ids[r]].point->getDistance()) -
-                           normals.row(r).dot(displacement);
-      if (depth <= 0.0) continue;
-      const Eigen::VectorXd response = inverse_mass * normals.row(r).transpose();
-      const double w = normals.row(r).dot(response);
-      if (w > 0.0) displacement += response * (depth / w);
+      const double u = rows.normals.row(r).dot(rows.velocity) + rows.offsets[r];
+      ImpactReport::Contact contact = report_contact(s.points[ids[r]], -u);
+      contact.tangent1 = to_bullet(rows.t1[static_cast<size_t>(r)]);
+      contact.tangent2 = to_bullet(rows.t2[static_cast<size_t>(r)]);
+      prediction.contacts.push_back(contact);
     }
-    if (displacement.squaredNorm() > 0.0)
-      for (int j = 0; j < k; ++j) move_body(*s.bodies[members[j]], displacement.segment<6>(6 * j));
-    report.status = result.status;
-    report.message = result.message;
-    report.sequence = result.outcomes[0].sequence;
-    report.energy_before = result.energy_before;
-    report.energy_after = result.energy_after;
-    for (int r = 0; r < m; ++r) {
-      const auto& p = s.points[ids[r]];
-      const double u = normals.row(r).dot(velocity) + offsets[r];  // end-of-step, as resolved
-      report.contacts.push_back({p.object_a, p.object_b, -u, result.outcomes[0].impulses[r],
-                                 p.point->getPositionWorldOnA(), p.point->getPositionWorldOnB(),
-                                 p.point->m_normalWorldOnB});
+    prediction.velocity = rows.velocity;
+    prediction.pre_force = rows.pre_force;
+    if (m > config_.routh.max_contacts) {
+      prediction.message = "cluster of " + std::to_string(m) +
+                           " contacts exceeds routh.max_contacts = " +
+                           std::to_string(config_.routh.max_contacts) + ": not sampled";
+    } else if (!rows_finite(rows, true)) {
+      prediction.message = "non-finite body state: not sampled";
+    } else {
+      const RouthSampler sampler(frictional_problem(rows, config_.routh),
+                                 routh_parameters(config_.routh, prediction.sample_seed));
+      prediction.set = sampler.approximate(set);
+      prediction.sampled = true;
+      prediction.message = prediction.set.message;
     }
-    if (config.compute_indeterminacy) {
-      PropagativeParameters all = parameters;
-      all.policy = OrderPolicy::kAll;
-      s.enumerator.set_parameters(all);
-      report.indeterminacy = s.enumerator.solve(problem).indeterminacy;
-    }
+    predictions.push_back(std::move(prediction));
   }
-  // The impact replaced whatever these points carried from the last step.
-  // Their penetration is not corrected this step: the impact's velocities
-  // carry the bodies apart, while a push-out by the base solver would add
-  // potential energy at every bounce (a ball that reaches the ground between
-  // two steps would climb higher each time). Collision detection recomputes
-  // the distance next step.
-  for (const int id : ids) {
-    btManifoldPoint& point = *s.points[id].point;
-    point.m_appliedImpulse = 0;
-    point.m_appliedImpulseLateral1 = 0;
-    point.m_appliedImpulseLateral2 = 0;
-    if (point.m_distance1 < 0) point.m_distance1 = 0;
-  }
-  if (config.on_impact) {
-    for (const int j : members) report.bodies.push_back(s.bodies[j]);
-    config.on_impact(report);
-  }
+  clear_batch(s);
+  return predictions;
 }
-
-}  // namespace
 
 }  // namespace simpact::bullet

@@ -29,6 +29,19 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
     impact_threshold   [m/s] >= 0                     (default automatic)
     touch_tolerance    [m] >= 0                             (default 1e-3)
     max_reflections    integer >= 0; 0 = automatic cap
+    law                propagative | routh | auto      (default propagative)
+                       routh: Routh sampling, frictional and inelastic, one
+                       sample per impact from seed; auto: frictionless or
+                       elastic clusters propagative, frictional plastic
+                       ones routh, frictional 0 < R < 1 the blend
+                       R * elastic + (1 - R) * routh (impact_solver.h)
+    routh              law routh or auto only; object with the optional keys
+      step             impulse cap scale [N s] >= 0      (default 0 = automatic)
+      max_steps        integer >= 1, LCPs per sample before the fallback (100)
+      cone_directions  integer in [3, 64], friction cone directions (4)
+      sampler          uniform | low_discrepancy            (default uniform)
+      max_contacts     integer >= 1: larger Routh clusters are left to the
+                       base solver (R = 0) or the propagative law   (8)
   restitution_combiner product (Bullet's default) | minimum
   joints               list of {"type": "point2point", "body": index of a
                        dynamic body, "pivot_world": 3 numbers}  (default [])
@@ -48,7 +61,8 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
     never_sleep        never deactivate the body           (default false)
   output: "bodies" [{position, velocity, angular_velocity}] in input order,
   "energy_initial", "energy_final" (kinetic + gravitational potential of the
-  dynamic bodies), "impacts" (resolved by simpact; 0 for stock solvers).
+  dynamic bodies), "impacts" (resolved by simpact; 0 for stock solvers),
+  "routh_impacts" (of those, resolved with a Routh sample).
 )";
 
 /// The whole command on a parsed document. Throws InputError.

@@ -31,8 +31,9 @@
 //     kept intact by resolving in the joint-constrained metric
 //             M⁻¹_G = M⁻¹ − M⁻¹Gᵀ (G M⁻¹ Gᵀ)⁺ G M⁻¹,
 //     the inverse inertia of the system with its joints locked in.
-//  4. The core law resolves it; velocities are written back and the warm
-//     start of its contact points is cleared.
+//  4. The core law resolves it (ImpactSolverConfig::law, see "Laws" below);
+//     velocities are written back and the warm start of its contact points
+//     is cleared.
 //  5. The base solver then runs on the whole batch with restitution off
 //     (m_restitutionVelocityThreshold = ∞). Points the impact left separating
 //     are hidden from it for this call (some base solvers, e.g. MLCP with
@@ -44,6 +45,62 @@
 // contacts approaching faster than the threshold (Bullet's default combiner
 // multiplies the two bodies' restitutions). The smallest never makes an
 // impact livelier than its least elastic striking material allows.
+//
+// ── Laws (ImpactSolverConfig::law) ──────────────────────────────────────────
+// propagative (default): Seghete & Murphey's minimal-sequence law on the
+//   normals (propagative.h) with the cluster's restitution. It is
+//   frictionless: friction is the base solver's, during the step, on the
+//   points the impact leaves closed. Plastic clusters (R = 0) go to the base
+//   solver unless resolve_plastic_impacts.
+// routh: Halm & Posa's Routh sampling (routh.h), inelastic and frictional,
+//   ONE sample per impact (RouthSampler::sample(0) with the seed below). The
+//   cluster's restitution is ignored. Its rows are the normals of point 3
+//   plus two orthonormal tangent rows per contact, built the same way
+//   ([t, r_A × t] on A, [−t, −(r_B × t)] on B, kinematic partners as
+//   offsets b_t), in the same joint-constrained metric, with μ the point's
+//   m_combinedFriction (Bullet's combiner: the product of the two bodies'
+//   frictions, clamped to 10; rolling, spinning and anisotropic friction
+//   are not modelled). Tangent frame: t1 along the contact's pre-impact
+//   (mid-step) slip when it exceeds kSlipFrameTolerance × the cluster's
+//   largest approach speed — so a sliding contact slides along a vertex of
+//   the polyhedral cone and its friction is the circular cone's exactly —
+//   otherwise btPlaneSpace1's frame of n (in double); t2 = n × t1.
+//   Cone directions RouthSettings::cone_directions (default 4: ±t1, ±t2).
+// auto: per cluster,
+//   * frictionless (every μ = 0) or elastic (R = 1): propagative;
+//   * frictional with R = 0: routh;
+//   * frictional with 0 < R < 1: v⁺ = R v_e⁺ + (1 − R) v_r⁺, v_e⁺ the
+//     elastic propagative outcome and v_r⁺ the Routh sample — 000 eq. (17),
+//     the propagative law's own restitution blend, with the frictional
+//     plastic outcome in place of the frictionless one. Why: it equals the
+//     propagative law at R = 1 and Routh at R = 0 (continuous in R); a
+//     single contact rebounds at exactly −R times its approach speed (Newton),
+//     as under the propagative law; it never gains energy (kinetic energy is
+//     convex and both outcomes keep or lose it); every contact ends
+//     non-approaching (u_n⁺ is a convex combination of two non-negative
+//     values); and the total impulse lies in every contact's friction cone
+//     (tangential (1 − R) Λ_t,r with |Λ_t,r| ≤ μ Λ_n,r, normal
+//     R Λ_n,e + (1 − R) Λ_n,r ≥ (1 − R) Λ_n,r). The bouncing contacts thus get
+//     (1 − R) of the Routh friction impulse; "propagative with R, friction
+//     to the base solver" would give them none, since the base solver never
+//     sees the points an impact leaves separating. Reported as law
+//     "routh_restitution".
+// Cluster cap: a cluster that would go to Routh with more than
+//   RouthSettings::max_contacts contacts is not sampled (each increment is a
+//   dense LCP of size (3 + d) m; a pile of touching boxes merges into one
+//   cluster of dozens of contacts): with R = 0 it is left to the base solver
+//   (like plastic clusters under the propagative law), with R > 0 (auto
+//   only) it takes the propagative law. It is reported (law "base_solver" or
+//   "propagative", message saying why) and counted in
+//   ImpactSolverStats::routh_oversized.
+// Seeds: the sample of an impact is RouthSampler::sample(0) with seed
+//   mix(mix(config.seed, step), key): `step` counts allSolved calls (one per
+//   internal step of btDiscreteDynamicsWorld) and `key` is the smallest
+//   btCollisionObject::getWorldArrayIndex() of the cluster's bodies — fixed
+//   by the world, not by how Bullet batches islands into solveGroup calls.
+//   Same seed and world → bitwise-identical simulation; another seed → other
+//   samples. reset() restarts the step count. predict_outcome_sets uses the
+//   same seed, so sample 0 of its set is the sample the next step applies.
 //
 // External forces: when solveGroup runs, a rigid body's velocity v does NOT
 // yet include this step's force increment h M⁻¹ f_ext (the base solver adds
@@ -60,6 +117,9 @@
 #pragma once
 
 #include <simpact/propagative.h>
+#include <simpact/routh.h>
+
+#include <Eigen/Core>
 
 #include <BulletDynamics/ConstraintSolver/btConstraintSolver.h>
 #include <LinearMath/btVector3.h>
@@ -72,11 +132,26 @@
 #include <vector>
 
 class btCollisionObject;
+class btDiscreteDynamicsWorld;
 class btPersistentManifold;
+class btRigidBody;
 class btTypedConstraint;
 struct btContactSolverInfo;
 
 namespace simpact::bullet {
+
+/// The impact law of ImpactSolverConfig (see "Laws" above).
+enum class ImpactLaw {
+  kPropagative,  ///< frictionless minimal-sequence law with restitution (default)
+  kRouth,        ///< Routh sampling: frictional, inelastic, one sample per impact
+  kAuto,         ///< per cluster, by friction and restitution
+};
+
+/// "propagative", "routh", "auto".
+const char* to_string(ImpactLaw law);
+/// The law named by to_string(); throws std::invalid_argument naming the
+/// accepted names otherwise.
+ImpactLaw parse_impact_law(const std::string& name);
 
 /// One resolved impact, passed to ImpactSolverConfig::on_impact.
 struct ImpactReport {
@@ -85,27 +160,97 @@ struct ImpactReport {
     const btCollisionObject* a = nullptr;  ///< Bullet's body 0 of the manifold
     const btCollisionObject* b = nullptr;  ///< body 1 (may be static/kinematic)
     double approach_speed = 0.0;           ///< −u before the impact, as resolved (mid-step) [m/s]
-    double impulse = 0.0;                  ///< λ [N·s]
+    double impulse = 0.0;                  ///< λ [N·s] (normal)
     btVector3 point_on_a{0, 0, 0};         ///< world contact point on a [m]
     btVector3 point_on_b{0, 0, 0};         ///< world contact point on b [m]
     btVector3 normal{0, 0, 0};             ///< unit normal from b to a
+    double friction = 0.0;                 ///< μ, the point's combined friction
+    /// Routh laws: the contact's tangent frame (see "Laws") and the
+    /// tangential impulse on a, Λ_t1 t1 + Λ_t2 t2 [N·s]; zero otherwise.
+    btVector3 tangent1{0, 0, 0};
+    btVector3 tangent2{0, 0, 0};
+    btVector3 friction_impulse{0, 0, 0};
   };
   std::vector<Contact> contacts;
+  /// The law applied to this cluster: "propagative", "routh",
+  /// "routh_restitution" (auto's blend for frictional 0 < R < 1) or
+  /// "base_solver" (a Routh cluster over RouthSettings::max_contacts, left to
+  /// the base solver; `message` says why; its contacts carry the approach
+  /// speeds without this step's forces and no impulses).
   const char* law = "propagative";
   double restitution = 1.0;
   std::vector<int> sequence;      ///< contacts reflected (indices into contacts)
-  double energy_before = 0.0;     ///< kinetic energy of the cluster [J]
+  double energy_before = 0.0;     ///< kinetic energy of the cluster (mid-step velocities) [J]
   double energy_after = 0.0;
   Status status = Status::kSuccess;
   std::string message;
   std::optional<double> indeterminacy;  ///< when compute_indeterminacy
+  // Routh laws only (zero / true otherwise):
+  int lcps = 0;                   ///< LCPs the sample took (Algorithm 1, plus a fallback)
+  bool terminated = true;         ///< Algorithm 1 ended the impact by itself (routh.h)
+  double step = 0.0;              ///< h in force [N·s]
+  std::uint64_t sample_seed = 0;  ///< RouthParameters::seed of the sample (index 0)
+};
+
+/// Settings of the Routh law (routh.h) inside the adapter.
+struct RouthSettings {
+  /// h, the normal impulse cap scale [N·s]; 0 = automatic (routh.h: twice
+  /// the largest single-contact stopping impulse). Finite, ≥ 0.
+  double step = 0.0;
+  /// N, LCP increments per sample before the Anitescu–Potra fallback; ≥ 1.
+  int max_steps = 100;
+  /// d, directions of the polyhedral friction cone per contact, in
+  /// [3, kMaxConeDirections]; 4 = ±t1, ±t2.
+  int cone_directions = 4;
+  ImpulseSampler sampler = ImpulseSampler::kUniform;
+  /// Cluster cap (see "Cluster cap" above); ≥ 1. Each increment is a dense
+  /// Lemke LCP of size (3 + d) m, and a sample takes more increments as m
+  /// grows. Measured (d = 4, double, 2-core development machine; boxes
+  /// stacked and dropped 1 cm flat, the whole 240 Hz impact step): m = 4
+  /// (one box) 0.07 ms, 8 (two) 1.3 ms, 12 (three) 4.2 ms, 16 (four) 19 ms,
+  /// 24 (six) 110 ms, 32 (eight) 400 ms, and from 32 on Lemke starts failing
+  /// on the stacks' redundant corner contacts. 8 keeps the worst case near a
+  /// quarter of a 240 Hz step's wall-clock budget; raise it for offline runs.
+  int max_contacts = 8;
+};
+
+/// One cluster's approximated Routh outcome set, from
+/// ImpactSolver::predict_outcome_sets. Generalized velocities follow the
+/// cluster layout: body j owns coordinates 6j … 6j+5 = [v_j, ω_j] (world
+/// frame, SI), and the sets hold MID-STEP velocities (v*, see "External
+/// forces"): the impact maps `velocity` to a column of `set.velocities`.
+struct PredictedImpact {
+  std::vector<const btRigidBody*> bodies;      ///< the cluster's dynamic bodies
+  std::vector<ImpactReport::Contact> contacts; ///< rows of the problem (impulses 0)
+  /// What the next step applies to this cluster: "propagative", "routh",
+  /// "routh_restitution" or "base_solver" (as ImpactReport::law). With
+  /// "routh", the next step applies exactly sample 0 of `set`.
+  const char* law = "propagative";
+  double restitution = 1.0;
+  std::uint64_t sample_seed = 0;   ///< the Routh seed the next step uses
+  Eigen::VectorXd velocity;        ///< v*, mid-step, before the impact (6k)
+  Eigen::VectorXd pre_force;       ///< the bodies' velocities without this step's forces (6k)
+  /// false when the cluster has more than RouthSettings::max_contacts
+  /// contacts (then `set` is empty and `message` says so).
+  bool sampled = false;
+  std::string message;
+  RouthOutcomeSet set;             ///< Algorithm 2; velocities: 6k × M
+
+  /// Velocity of body j after the impact phase if the impact took sample k:
+  /// what the step writes back, pre_force + (v⁺_k − v*) (the base solver
+  /// then adds this step's forces and contact/joint impulses). Throws
+  /// std::out_of_range outside [0, M) × [0, bodies.size()) (or unsampled).
+  btVector3 linear_velocity(int sample, int body) const;
+  btVector3 angular_velocity(int sample, int body) const;
 };
 
 struct ImpactSolverConfig {
   /// Order policy of the propagative law (propagative.h). kAll is not an
   /// order: use compute_indeterminacy to measure the spread of outcomes.
   OrderPolicy policy = OrderPolicy::kMostNegative;
-  std::uint64_t seed = 0;  ///< kRandom: each impact draws from seed and a counter.
+  /// kRandom: each impact draws from seed and a counter. Routh laws: each
+  /// impact's sample seed is mixed from it (see "Seeds" above).
+  std::uint64_t seed = 0;
   /// Contacts approaching slower than this are sustained contact (no bounce).
   /// [m/s]; negative = automatic: max(kThresholdGravitySteps · |g| · h,
   /// kMinimumImpactThreshold), |g| the largest gravity of the cluster's
@@ -141,9 +286,27 @@ struct ImpactSolverConfig {
   /// resolves are already protected (no push-out in the impact step). The
   /// energy figures of the cradle demo and tests hold either way.
   bool split_impulse_for_all_penetrations = false;
-  /// Called for every resolved impact (in the solver's thread).
+  /// The impact law (see "Laws" above).
+  ImpactLaw law = ImpactLaw::kPropagative;
+  /// Routh law settings (law routh or auto).
+  RouthSettings routh;
+  /// Called for every resolved impact (in the solver's thread), and for
+  /// every Routh cluster left to the base solver by the cap.
   std::function<void(const ImpactReport&)> on_impact;
 };
+
+/// Checks a configuration: finite touch_tolerance ≥ 0, impact_threshold not
+/// NaN, max_reflections ≥ 0, a simulation policy (not kAll), and the Routh
+/// settings' ranges. Throws std::invalid_argument naming the first bad
+/// field. The ImpactSolver constructor and set_config call it.
+void validate(const ImpactSolverConfig& config);
+
+/// Slip speed, relative to the cluster's largest approach speed, above which
+/// a contact's tangent frame follows its slip (see "Laws"). Slips of rounding
+/// size (~1e-16 relative) must not pick the frame; 1e-6 is ten orders above
+/// them, and below it the frame choice changes the sample by at most ~1e-6
+/// relative (the cone's anisotropy acts on a slip that small).
+inline constexpr double kSlipFrameTolerance = 1e-6;
 
 inline constexpr double kThresholdGravitySteps = 0.25;
 /// Floor of the automatic threshold for gravity-free scenes [m/s]: the
@@ -156,6 +319,9 @@ struct ImpactSolverStats {
   std::int64_t impacts = 0;           ///< clusters resolved
   std::int64_t reflections = 0;
   std::int64_t fallbacks = 0;         ///< impacts whose status was not success
+  std::int64_t routh_impacts = 0;     ///< clusters resolved with a Routh sample (routh, blend)
+  std::int64_t routh_lcps = 0;        ///< LCPs those samples took
+  std::int64_t routh_oversized = 0;   ///< Routh clusters over RouthSettings::max_contacts
 };
 
 class ImpactSolver : public btConstraintSolver {
@@ -174,7 +340,31 @@ class ImpactSolver : public btConstraintSolver {
   btConstraintSolverType getSolverType() const override;
 
   const ImpactSolverConfig& config() const { return config_; }
+  /// Throws std::invalid_argument (validate) and keeps the old config then.
   void set_config(ImpactSolverConfig config);
+
+  /// The approximated Routh outcome set (routh.h, Algorithm 2: set.samples
+  /// samples on set.threads threads) of every impact the next step of
+  /// `world` would resolve, WITHOUT stepping it: no body's state (transform,
+  /// velocity, force, activation) changes. It runs the world's collision
+  /// detection (AABBs, pairs, manifolds: what the next step's own detection
+  /// recomputes from the same positions), then builds the clusters, rows and
+  /// mid-step velocities exactly as that step's solveGroup calls will, for a
+  /// step of `time_step` (stepSimulation(time_step, 1, time_step)): every
+  /// active body's gravity is added to its pending force, damping applied
+  /// as predictUnconstraintMotion does (not the optional "additional
+  /// damping"), kinematic bodies at their current velocities, CCD's
+  /// predictive contacts left out. An impact cluster is returned whatever
+  /// law the step would apply to it (PredictedImpact::law says which); its
+  /// set is the inelastic Routh set with this config's Routh settings and
+  /// the step's seed, so with law "routh" sample 0 is the step's outcome
+  /// (with set.epsilon = 0). Side effects: contact points are refreshed
+  /// (their m_lifeTime grows), bilateral joints' cached Jacobians are
+  /// rebuilt (as the stock solver does in every step). Throws
+  /// std::invalid_argument for time_step ≤ 0 or not finite, or bad `set`.
+  std::vector<PredictedImpact> predict_outcome_sets(btDiscreteDynamicsWorld& world,
+                                                    btScalar time_step,
+                                                    const RouthSetParameters& set = {});
   const ImpactSolverStats& stats() const { return stats_; }
   btConstraintSolver* base() const { return base_; }
 
