@@ -205,11 +205,12 @@ struct RouthSettings {
   ImpulseSampler sampler = ImpulseSampler::kUniform;
   /// Cluster cap (see "Cluster cap" above); ≥ 1. Each increment is a dense
   /// Lemke LCP of size (3 + d) m, and a sample takes more increments as m
-  /// grows. Measured (d = 4, double, 2-core development machine; boxes
-  /// stacked and dropped 1 cm flat, the whole 240 Hz impact step): m = 4
-  /// (one box) 0.07 ms, 8 (two) 1.3 ms, 12 (three) 4.2 ms, 16 (four) 19 ms,
-  /// 24 (six) 110 ms, 32 (eight) 400 ms, and from 32 on Lemke starts failing
-  /// on the stacks' redundant corner contacts. 8 keeps the worst case near a
+  /// grows. Measured (d = 4, double, 2-core development machine, loaded;
+  /// boxes stacked and dropped 1 cm flat, the whole 240 Hz impact step):
+  /// m = 4 (one box) 0.09 ms, 8 (two) 0.4–1.2 ms, 12 (three) 1.9–2.8 ms,
+  /// 16 (four) 4.7–5.0 ms, 24 (six) 18 ms, 32 (eight) 61 ms, 40 (ten)
+  /// 190 ms; an eight-box stack also makes Lemke fail on some samples (the
+  /// stack's redundant corner contacts). 8 keeps the worst case within a
   /// quarter of a 240 Hz step's wall-clock budget; raise it for offline runs.
   int max_contacts = 8;
 };
