@@ -155,6 +155,25 @@ double read_number(const Json& object, const std::string& key) {
   return *number;
 }
 
+double read_at_least_zero(const Json& object, const std::string& key) {
+  const double number = read_number(object, key);
+  if (number < 0.0) throw InputError(quote(key) + " must be >= 0 (got " + excerpt(number) + ")");
+  return number;
+}
+
+double read_positive(const Json& object, const std::string& key) {
+  const double number = read_number(object, key);
+  if (!(number > 0.0)) throw InputError(quote(key) + " must be > 0 (got " + excerpt(number) + ")");
+  return number;
+}
+
+bool read_bool(const Json& object, const std::string& key) {
+  const Json& value = require(object, key);
+  if (!value.is_boolean())
+    throw InputError(quote(key) + " must be true or false (got " + excerpt(value) + ")");
+  return value.get<bool>();
+}
+
 std::string read_string(const Json& object, const std::string& key) {
   const Json& value = require(object, key);
   if (!value.is_string()) {

@@ -44,30 +44,6 @@ constexpr std::int64_t kMaxThreads = 1024;
 
 // ── Readers local to this command ───────────────────────────────────────────
 
-bool read_bool(const Json& object, const std::string& key) {
-  const Json& value = require(object, key);
-  if (!value.is_boolean()) {
-    throw InputError(quote(key) + " must be true or false (got " + excerpt(value) + ")");
-  }
-  return value.get<bool>();
-}
-
-double read_at_least_zero(const Json& object, const std::string& key) {
-  const double number = read_number(object, key);
-  if (number < 0.0) {
-    throw InputError(quote(key) + " must be >= 0 (got " + excerpt(number) + ")");
-  }
-  return number;
-}
-
-double read_positive(const Json& object, const std::string& key) {
-  const double number = read_number(object, key);
-  if (!(number > 0.0)) {
-    throw InputError(quote(key) + " must be > 0 (got " + excerpt(number) + ")");
-  }
-  return number;
-}
-
 /// An integer in [minimum, maximum] (both ≥ 0).
 std::int64_t read_integer_in(const Json& object, const std::string& key, std::int64_t minimum,
                              std::int64_t maximum) {

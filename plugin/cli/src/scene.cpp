@@ -81,26 +81,6 @@ Eigen::Vector3d read_vector3_or(const Json& object, const std::string& key,
   throw InputError(quote(key) + " must be " + requirement + " (got " + excerpt(got) + ")");
 }
 
-double read_at_least_zero(const Json& object, const std::string& key) {
-  const double value = read_number(object, key);
-  if (value < 0.0) reject(key, ">= 0", value);
-  return value;
-}
-
-double read_positive(const Json& object, const std::string& key) {
-  const double value = read_number(object, key);
-  if (!(value > 0.0)) reject(key, "> 0", value);
-  return value;
-}
-
-bool read_bool(const Json& object, const std::string& key) {
-  const Json& value = require(object, key);
-  if (!value.is_boolean()) {
-    throw InputError(quote(key) + " must be true or false (got " + excerpt(value) + ")");
-  }
-  return value.get<bool>();
-}
-
 const Json& read_array(const Json& object, const std::string& key) {
   const Json& value = require(object, key);
   if (!value.is_array()) {

@@ -71,6 +71,12 @@ std::string read_string(const Json& object, const std::string& key);
 std::uint64_t read_unsigned(const Json& object, const std::string& key);
 /// An integer in [minimum, 2⁶³−1]; `minimum` must be ≥ 0.
 std::int64_t read_integer(const Json& object, const std::string& key, std::int64_t minimum);
+/// A finite number ≥ 0.
+double read_at_least_zero(const Json& object, const std::string& key);
+/// A finite number > 0.
+double read_positive(const Json& object, const std::string& key);
+/// true or false.
+bool read_bool(const Json& object, const std::string& key);
 /// An array of finite numbers, of length `size` when given.
 Eigen::VectorXd read_vector(const Json& object, const std::string& key,
                             const std::optional<Extent>& size = std::nullopt);
