@@ -16,7 +16,6 @@ void FrictionalSpace::build(const FrictionalProblem& problem) {
   m = problem.contacts();
   d = problem.directions();
   tangent_dim = problem.tangent_dimension();
-  const int mt = m * tangent_dim;
 
   cos_k.assign(static_cast<size_t>(d), 0.0);
   sin_k.assign(static_cast<size_t>(d), 0.0);
@@ -68,7 +67,6 @@ void FrictionalSpace::build(const FrictionalProblem& problem) {
       }
   }
   mu = problem.friction;
-  (void)mt;
 
   // √W̄_jj, floored at 1e-12 of the largest diagonal (kRankTolerance's
   // reasoning): a row no impulse can move keeps a finite normalization.
@@ -112,9 +110,8 @@ bool FrictionalSpace::colliding(const Eigen::VectorXd& u, double tolerance) cons
   return false;
 }
 
-bool anitescu_potra_lemke(const FrictionalSpace& sp, const Eigen::VectorXd& u,
-                          const std::vector<int>& contacts, Eigen::VectorXd& lambda,
-                          std::string* message) {
+Eigen::MatrixXd anitescu_potra_matrix(const FrictionalSpace& sp, const std::vector<int>& contacts,
+                                      std::vector<int>* rows_out) {
   std::vector<int> set = contacts;
   if (set.empty())
     for (int i = 0; i < sp.m; ++i) set.push_back(i);
@@ -125,12 +122,9 @@ bool anitescu_potra_lemke(const FrictionalSpace& sp, const Eigen::VectorXd& u,
   for (int i : set)
     for (int k = 0; k < d; ++k) rows.push_back(sp.direction_row(i, k));
   Eigen::MatrixXd a = Eigen::MatrixXd::Zero(size, size);
-  Eigen::VectorXd q = Eigen::VectorXd::Zero(size);
-  for (int r = 0; r < c + cd; ++r) {
-    q[r] = u[rows[static_cast<size_t>(r)]];
+  for (int r = 0; r < c + cd; ++r)
     for (int s = 0; s < c + cd; ++s)
       a(r, s) = sp.wbar(rows[static_cast<size_t>(r)], rows[static_cast<size_t>(s)]);
-  }
   for (int j = 0; j < c; ++j) {
     for (int k = 0; k < d; ++k) {
       a(c + j * d + k, c + cd + j) = 1.0;   // E γ in the direction rows (32)
@@ -138,13 +132,25 @@ bool anitescu_potra_lemke(const FrictionalSpace& sp, const Eigen::VectorXd& u,
     }
     a(c + cd + j, j) = sp.mu[set[static_cast<size_t>(j)]];
   }
+  if (rows_out) *rows_out = std::move(rows);
+  return a;
+}
+
+bool anitescu_potra_lemke(const FrictionalSpace& sp, const Eigen::VectorXd& u,
+                          const std::vector<int>& contacts, Eigen::VectorXd& lambda,
+                          std::string* message) {
+  std::vector<int> rows;
+  const Eigen::MatrixXd a = anitescu_potra_matrix(sp, contacts, &rows);
+  const int variables = static_cast<int>(rows.size());
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(a.rows());
+  for (int r = 0; r < variables; ++r) q[r] = u[rows[static_cast<size_t>(r)]];
   const LcpResult r = solve_lcp_lemke(a, q);
   if (r.status != LcpStatus::kSolved) {
     if (message) *message = r.message;
     return false;
   }
   lambda = Eigen::VectorXd::Zero(sp.rows());
-  for (int s = 0; s < c + cd; ++s) lambda[rows[static_cast<size_t>(s)]] = r.z[s];
+  for (int s = 0; s < variables; ++s) lambda[rows[static_cast<size_t>(s)]] = r.z[s];
   return true;
 }
 

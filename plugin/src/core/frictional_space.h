@@ -51,6 +51,15 @@ struct FrictionalSpace {
   bool colliding(const Eigen::VectorXd& u, double tolerance) const;
 };
 
+/// The matrix of the Anitescu–Potra LCP (002 eq. (31)–(33)) restricted to
+/// `contacts` (all when empty), variables [λ_n; λ_D; γ] of those contacts in
+/// λ̄'s order: [[W̄, [0; E]], [[μ, −Eᵀ], 0]], size (2 + d)·|contacts|. The
+/// Routh increment LCP (002 eq. (75)) is this matrix bordered by the β rows.
+/// `rows` receives the λ̄ index of each of the first (1 + d)·|contacts|
+/// variables.
+Eigen::MatrixXd anitescu_potra_matrix(const FrictionalSpace& space, const std::vector<int>& contacts,
+                                      std::vector<int>* rows = nullptr);
+
 /// One solution of the Anitescu–Potra LCP (002 eq. (31)–(33)) restricted to
 /// `contacts` (all when empty), from contact velocities u, by Lemke. The
 /// impulse (size m(1+d), zero off `contacts`) goes to `lambda`. Returns false

@@ -90,13 +90,9 @@ struct RouthSampler::Impl {
   Eigen::MatrixXd lcp;        // W of (75), size (3 + d) m
   double step = 0.0;
   std::vector<double> alpha;  // R_D increments, D = m·N
-  bool nothing_to_do = false; // no contact collides initially
   bool infeasible = false;    // a colliding contact no impulse can move
   std::string infeasible_message;
 
-  bool colliding(const Eigen::VectorXd& u, double tolerance) const {
-    return space.colliding(u, tolerance);
-  }
 };
 
 RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters parameters)
@@ -107,31 +103,27 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
   s.problem = problem;
   s.space.build(problem);
   const internal::FrictionalSpace& sp = s.space;
-  const int m = sp.m, d = sp.d, md = m * d;
+  const int m = sp.m, d = sp.d;
   const int size = (3 + d) * m;
 
-  // W of 002 eq. (75b); variable order z = [β; λ_n; λ_D; γ].
+  // W of 002 eq. (75b), variable order z = [β; λ_n; λ_D; γ]: the
+  // Anitescu–Potra matrix bordered by the β rows of (73)–(74).
   s.lcp = Eigen::MatrixXd::Zero(size, size);
+  s.lcp.bottomRightCorner(size - m, size - m) = internal::anitescu_potra_matrix(sp, {});
   for (int i = 0; i < m; ++i) {
     s.lcp(i, m + i) = -1.0;  // β row: λ_max − λ_n
     s.lcp(m + i, i) = 1.0;   // λ_n row: … + β
   }
-  s.lcp.block(m, m, m + md, m + md) = sp.wbar;
-  for (int i = 0; i < m; ++i)
-    for (int k = 0; k < d; ++k) {
-      s.lcp(2 * m + i * d + k, 2 * m + md + i) = 1.0;   // E
-      s.lcp(2 * m + md + i, 2 * m + i * d + k) = -1.0;  // −Eᵀ
-    }
-  for (int i = 0; i < m; ++i) s.lcp(2 * m + md + i, m + i) = sp.mu[i];
 
   // Automatic step: factor × the largest single-contact frictionless
   // stopping impulse; and the infeasibility check (a colliding contact whose
   // W̄_ii vanishes cannot be stopped by any impulse).
   double largest = 0.0;
+  const double max_diagonal = m > 0 ? std::max(sp.wbar.diagonal().maxCoeff(), 1e-300) : 1.0;
   for (int i = 0; i < m; ++i) {
     const double approach = -sp.u0[i];
     if (approach / sp.scale[i] <= parameters_.separation_tolerance * sp.approach_scale) continue;
-    if (sp.wbar(i, i) <= kRankTolerance * std::max(sp.wbar.diagonal().maxCoeff(), 1e-300)) {
+    if (sp.wbar(i, i) <= kRankTolerance * max_diagonal) {
       s.infeasible = true;
       s.infeasible_message = "contact " + std::to_string(i) +
                              " approaches but no impulse can move it (J_n M^-1 J_n^T = 0): "
@@ -139,7 +131,6 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
     }
     largest = std::max(largest, approach / sp.wbar(i, i));
   }
-  s.nothing_to_do = !s.colliding(sp.u0.head(m), parameters_.separation_tolerance);
   s.step = parameters_.step > 0.0 ? parameters_.step : parameters_.automatic_step_factor * largest;
 
   if (parameters_.sampler == ImpulseSampler::kLowDiscrepancy && m > 0) {
@@ -210,7 +201,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   const double kd = static_cast<double>(index);
   int steps = 0;
   bool lcp_failed = false;
-  while (!s.nothing_to_do && s.colliding(u, parameters_.separation_tolerance)) {
+  while (sp.colliding(u, parameters_.separation_tolerance)) {
     if (steps >= parameters_.max_steps) break;
     for (int i = 0; i < m; ++i) {
       double unit;
@@ -241,7 +232,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   }
 
   // Algorithm 2 line 5: one more increment with every cap ε/(3ψ).
-  if (final_cap > 0.0 && !lcp_failed && s.colliding(u, parameters_.separation_tolerance)) {
+  if (final_cap > 0.0 && !lcp_failed && sp.colliding(u, parameters_.separation_tolerance)) {
     q.head(m).setConstant(final_cap);
     q.segment(m, rows) = u;
     workspace.lemke.solve(s.lcp, q, lemke_parameters, r);
@@ -259,7 +250,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
     }
   }
 
-  out.terminated = !lcp_failed && !s.colliding(u, parameters_.separation_tolerance);
+  out.terminated = !lcp_failed && !sp.colliding(u, parameters_.separation_tolerance);
   if (!out.terminated) {
     if (!lcp_failed) {
       result.status = Status::kStepLimitReached;
@@ -346,12 +337,8 @@ RouthOutcomeSet RouthSampler::approximate(const RouthSetParameters& set) const {
           out.lcps[kk] = o.lcps;
           out.terminated[kk] = o.terminated ? 1 : 0;
           statuses[kk] = r.status;
-          bool collide = false;
-          for (int i = 0; i < m; ++i)
-            if (o.normal_velocities[i] / sp.scale[i] <
-                -parameters_.separation_tolerance * sp.approach_scale)
-              collide = true;
-          out.colliding[kk] = collide ? 1 : 0;
+          out.colliding[kk] =
+              sp.colliding(o.normal_velocities, parameters_.separation_tolerance) ? 1 : 0;
         }
       }
     } catch (...) {
