@@ -3,10 +3,11 @@
 #include <Eigen/Cholesky>
 #include <Eigen/QR>
 
-#include <memory>
-
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace simpact::internal {
@@ -21,61 +22,82 @@ const char* to_string(LcpStatus status) {
   return "unknown";
 }
 
-namespace {
-
-}  // namespace
-
-// Tableau columns: w_0..w_{m-1}, z_0..z_{m-1}, z0, rhs. The w columns always
-// hold B⁻¹ (the basis started as the identity on w), which is what the
-// lexicographic rule compares. Row-major, so a pivot's row updates are
-// contiguous; reset() reuses the storage when the size repeats (the Routh
-// sampler solves thousands of same-size LCPs).
+// Condensed (Tucker) tableau: one column per NONBASIC variable plus the
+// right-hand side; row i reads x_B(i) + Σ_{j nonbasic} T_ij x_j = rhs_i.
+// Basic columns are unit vectors, so storing them (the full m × (2m + 2)
+// tableau) would double every pivot's work for nothing. Variables: w_i = i,
+// z_i = m + i, the artificial z0 = 2m. A pivot swaps the entering and
+// leaving variables between the basis and the entering column's slot.
+// B⁻¹, which the lexicographic rule compares, is the w columns: stored for
+// nonbasic w_k, the unit vector at w_k's row for basic ones. Row-major, so
+// row updates are contiguous; reset() reuses the storage when the size
+// repeats (the Routh sampler solves thousands of same-size LCPs).
 class Tableau {
  public:
-  void reset(const Eigen::MatrixXd& M, const Eigen::VectorXd& q, const Eigen::VectorXd& covering) {
+  using Row = Eigen::Map<Eigen::VectorXd>;
+
+  // minus_m: −M row-major (m × m); mmax = max |M_ij|.
+  void reset(const std::vector<double>& minus_m, double mmax, const Eigen::VectorXd& q,
+             const Eigen::VectorXd& covering) {
     m_ = static_cast<int>(q.size());
-    t_.resize(m_, 2 * m_ + 2);
+    width_ = m_ + 2;
+    t_.resize(static_cast<size_t>(m_) * static_cast<size_t>(width_));
     basis_.resize(static_cast<size_t>(m_));
-    t_.setZero();
-    t_.leftCols(m_).setIdentity();
-    t_.middleCols(m_, m_) = -M;
-    if (covering.size() == 0)
-      t_.col(z0()).setConstant(-1.0);
-    else
-      t_.col(z0()) = -covering;
-    t_.col(rhs()) = q;
-    for (int i = 0; i < m_; ++i) basis_[static_cast<size_t>(i)] = i;
+    var_slot_.assign(static_cast<size_t>(2 * m_ + 1), -1);
+    var_row_.assign(static_cast<size_t>(2 * m_ + 1), -1);
+    for (int i = 0; i < m_; ++i) {
+      double* r = row_ptr(i);
+      std::copy_n(minus_m.data() + static_cast<size_t>(i) * static_cast<size_t>(m_), m_, r);
+      r[m_] = covering.size() == 0 ? -1.0 : -covering[i];
+      r[rhs_slot()] = q[i];
+      set_basic(i, i);
+    }
+    for (int j = 0; j <= m_; ++j) set_slot(j, m_ + j);  // z_0..z_{m−1}, z0
     // Ties are judged relative to the natural size of z, |q| / |M|, so the
     // method is invariant to scaling q (a 1 mm/s impact is a 1 m/s impact
     // scaled by 1e-3); an absolute floor of 1 made every ratio of a small
     // problem a "tie".
-    const double mmax = M.size() > 0 ? M.cwiseAbs().maxCoeff() : 1.0;
     ratio_floor_ = std::max(q.cwiseAbs().maxCoeff(), 1e-300) / std::max(mmax, 1e-300);
   }
 
   int z0() const { return 2 * m_; }
-  int rhs() const { return 2 * m_ + 1; }
   int complement(int var) const { return var < m_ ? var + m_ : var - m_; }
   int basic(int row) const { return basis_[static_cast<size_t>(row)]; }
 
-  void pivot(int row, int col) {
-    t_.row(row) /= t_(row, col);
+  // `var` (nonbasic) enters at `row`. The condensed tableau of the Routh
+  // and Anitescu–Potra LCPs fills in within a few pivots, so row updates are
+  // dense (vectorized) over the whole width; rows with a zero entry in the
+  // entering column are skipped.
+  void pivot(int row, int var) {
+    const int s = var_slot_[static_cast<size_t>(var)];
+    const int leaving = basic(row);
+    Row pr(row_ptr(row), width_);
+    const double inverse = 1.0 / pr[s];
+    pr[s] = 0.0;  // so the dense updates below leave column s alone
+    pr *= inverse;
     for (int i = 0; i < m_; ++i) {
       if (i == row) continue;
-      const double f = t_(i, col);
-      if (f != 0.0) t_.row(i) -= f * t_.row(row);
+      Row ri(row_ptr(i), width_);
+      const double f = ri[s];
+      if (f == 0.0) continue;
+      ri -= f * pr;
+      ri[s] = -f * inverse;
     }
-    basis_[static_cast<size_t>(row)] = col;
+    pr[s] = inverse;
+    set_basic(row, var);
+    set_slot(s, leaving);
   }
 
-  // Minimum-ratio row for an entering column, lexicographic on ties; -1 if
-  // the column has no positive entry (ray). If z0's row is among the tied
+  // Minimum-ratio row for an entering variable, lexicographic on ties; -1 if
+  // its column has no positive entry (ray). If z0's row is among the tied
   // minimum rows it leaves: that ends Lemke at a solution at once. In
   // degenerate problems (the Routh/Anitescu–Potra LCPs at sticking contacts:
   // many zero rows) z0 can otherwise reach 0 while staying basic, and the
   // path walks on to a secondary ray although it already holds a solution.
-  int ratio_test(int col, const LemkeParameters& p) const {
-    const double scale = t_.col(col).cwiseAbs().maxCoeff();
+  int ratio_test(int var, const LemkeParameters& p) const {
+    const int col = var_slot_[static_cast<size_t>(var)];
+    double scale = 0.0;
+    for (int i = 0; i < m_; ++i) scale = std::max(scale, std::abs(at(i, col)));
     const double eps = p.pivot_tolerance * std::max(scale, 1e-300);
     int best = -1;
     double best_ratio = 0.0;
@@ -83,9 +105,9 @@ class Tableau {
       return ratio <= best_ratio + p.tie_tolerance * std::max(ratio_floor_, std::abs(best_ratio));
     };
     for (int i = 0; i < m_; ++i) {
-      const double a = t_(i, col);
+      const double a = at(i, col);
       if (a <= eps) continue;
-      const double ratio = t_(i, rhs()) / a;
+      const double ratio = at(i, rhs_slot()) / a;
       if (best < 0 || ratio < best_ratio - p.tie_tolerance * std::max(ratio_floor_, std::abs(best_ratio))) {
         best = i;
         best_ratio = ratio;
@@ -95,66 +117,97 @@ class Tableau {
       }
     }
     if (best >= 0 && basic(best) != z0()) {
-      for (int i = 0; i < m_; ++i) {
-        const double a = t_(i, col);
-        if (basic(i) == z0() && a > eps && tied(t_(i, rhs()) / a)) return i;
+      const int i = var_row_[static_cast<size_t>(z0())];
+      if (i >= 0) {
+        const double a = at(i, col);
+        if (a > eps && tied(at(i, rhs_slot()) / a)) return i;
       }
     }
     return best;
   }
 
   /// Row of z0 while it is basic, else −1.
-  int z0_row() const {
-    for (int i = 0; i < m_; ++i)
-      if (basic(i) == z0()) return i;
-    return -1;
-  }
+  int z0_row() const { return var_row_[static_cast<size_t>(z0())]; }
 
-  Eigen::VectorXd z() const {
-    Eigen::VectorXd out = Eigen::VectorXd::Zero(m_);
+  void z(Eigen::VectorXd& out) const {
+    out.setZero(m_);
     for (int i = 0; i < m_; ++i) {
       const int var = basic(i);
-      if (var >= m_ && var < 2 * m_) out[var - m_] = t_(i, rhs());
+      if (var >= m_ && var < 2 * m_) out[var - m_] = std::max(0.0, at(i, rhs_slot()));
     }
-    return out;
   }
 
-  double rhs_at(int row) const { return t_(row, rhs()); }
+  double rhs_at(int row) const { return at(row, rhs_slot()); }
 
  private:
+  // Entry (row, w_k) of B⁻¹.
+  double inverse_basis(int row, int k) const {
+    const int slot = var_slot_[static_cast<size_t>(k)];
+    if (slot >= 0) return at(row, slot);
+    return var_row_[static_cast<size_t>(k)] == row ? 1.0 : 0.0;
+  }
+
   bool lexicographically_smaller(int a, int b, int col) const {
-    const double pa = t_(a, col), pb = t_(b, col);
+    const double pa = at(a, col), pb = at(b, col);
     for (int k = 0; k < m_; ++k) {
-      const double va = t_(a, k) / pa, vb = t_(b, k) / pb;
+      const double va = inverse_basis(a, k) / pa, vb = inverse_basis(b, k) / pb;
       if (va < vb) return true;
       if (va > vb) return false;
     }
     return a < b;
   }
 
-  int m_ = 0;
+  int rhs_slot() const { return m_ + 1; }
+  void set_basic(int row, int var) {
+    basis_[static_cast<size_t>(row)] = var;
+    var_row_[static_cast<size_t>(var)] = row;
+    var_slot_[static_cast<size_t>(var)] = -1;
+  }
+  void set_slot(int slot, int var) {
+    var_slot_[static_cast<size_t>(var)] = slot;
+    var_row_[static_cast<size_t>(var)] = -1;
+  }
+  double* row_ptr(int i) { return t_.data() + static_cast<size_t>(i) * static_cast<size_t>(width_); }
+  double at(int i, int j) const {
+    return t_[static_cast<size_t>(i) * static_cast<size_t>(width_) + static_cast<size_t>(j)];
+  }
+
+  int m_ = 0, width_ = 2;
   double ratio_floor_ = 1.0;
-  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> t_;
-  std::vector<int> basis_;
+  std::vector<double> t_;       // row-major m × (m + 2): m + 1 nonbasic slots, rhs
+  std::vector<int> basis_;      // row → basic variable
+  std::vector<int> var_slot_;   // variable → slot, −1 if basic
+  std::vector<int> var_row_;    // variable → row, −1 if nonbasic
 };
 
 namespace {
 
-// Fills w and downgrades a kSolved result whose residual is too large.
-void check_solution(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
-                    const LemkeParameters& parameters, LcpResult& result) {
-  result.w = M * result.z + q;
-  const double scale = std::max({q.cwiseAbs().maxCoeff(),
-                                 (M.cwiseAbs() * result.z).maxCoeff(), 1e-300});
+// Fills w = M z + q and downgrades a kSolved result whose residual is above
+// residual_tolerance × the problem's scale max(|q|, |M| z). `abs_m` = |M|;
+// `magnitude` is scratch. Allocates nothing once sized: the Routh sampler
+// runs it per increment.
+void check_solution(const Eigen::MatrixXd& M, const Eigen::MatrixXd& abs_m,
+                    const Eigen::VectorXd& q, const LemkeParameters& parameters,
+                    Eigen::VectorXd& magnitude, LcpResult& result) {
+  result.w = q;
+  result.w.noalias() += M * result.z;
+  magnitude.noalias() = abs_m * result.z;
+  const double scale = std::max({q.cwiseAbs().maxCoeff(), magnitude.maxCoeff(), 1e-300});
+  const double zmax = std::max(result.z.maxCoeff(), 1e-300);
   const double infeasibility = std::max(0.0, -result.w.minCoeff());
-  const double complementarity = result.z.cwiseProduct(result.w).cwiseAbs().maxCoeff() /
-                                 std::max(result.z.maxCoeff(), 1e-300);
+  const double complementarity = result.z.cwiseProduct(result.w).cwiseAbs().maxCoeff() / zmax;
   const double worst = std::max(infeasibility, complementarity);
   if (worst > parameters.residual_tolerance * scale) {
     result.status = LcpStatus::kInaccurate;
     result.message = "LCP solution violates w >= 0 or complementarity by " +
                      std::to_string(worst) + " (scale " + std::to_string(scale) + ")";
   }
+}
+
+void check_solution(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                    const LemkeParameters& parameters, LcpResult& result) {
+  Eigen::VectorXd magnitude(q.size());
+  check_solution(M, M.cwiseAbs(), q, parameters, magnitude, result);
 }
 
 // The principal subsystem M_AA z_A = −q_A of the variables in `active`,
@@ -258,7 +311,16 @@ LcpResult solve_psd_lcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& q,
   return lemke;
 }
 
-LemkeSolver::LemkeSolver() : tableau_(std::make_unique<Tableau>()) {}
+struct LemkeSolver::Scratch {
+  Tableau tableau;
+  Eigen::MatrixXd m;              // M of set_matrix
+  Eigen::MatrixXd abs_m;          // |M|, for the residual's scale
+  std::vector<double> minus_m;    // −M row-major: the tableau's initial block
+  double mmax = 0.0;              // max |M_ij|
+  Eigen::VectorXd magnitude;      // |M| z
+};
+
+LemkeSolver::LemkeSolver() : scratch_(std::make_unique<Scratch>()) {}
 LemkeSolver::~LemkeSolver() = default;
 
 LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
@@ -269,9 +331,31 @@ LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
   return result;
 }
 
+void LemkeSolver::set_matrix(const Eigen::MatrixXd& M) {
+  Scratch& s = *scratch_;
+  s.m = M;
+  s.abs_m = M.cwiseAbs();
+  s.mmax = M.size() > 0 ? s.abs_m.maxCoeff() : 1.0;
+  const Eigen::Index m = M.rows();
+  s.minus_m.resize(static_cast<size_t>(m * m));
+  for (Eigen::Index i = 0; i < m; ++i)
+    for (Eigen::Index j = 0; j < m; ++j) s.minus_m[static_cast<size_t>(i * m + j)] = -M(i, j);
+}
+
 void LemkeSolver::solve(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
                         const LemkeParameters& parameters, LcpResult& result) {
+  set_matrix(M);
+  solve(q, parameters, result);
+}
+
+void LemkeSolver::solve(const Eigen::VectorXd& q, const LemkeParameters& parameters,
+                        LcpResult& result) {
+  Scratch& s = *scratch_;
   const int m = static_cast<int>(q.size());
+  if (s.m.rows() != m || s.m.cols() != m)
+    throw std::invalid_argument("LemkeSolver: q has " + std::to_string(m) +
+                                " entries but the matrix of set_matrix is " +
+                                std::to_string(s.m.rows()) + " x " + std::to_string(s.m.cols()));
   result.status = LcpStatus::kSolved;
   result.message.clear();
   result.pivots = 0;
@@ -285,8 +369,8 @@ void LemkeSolver::solve(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
     result.message = "Lemke covering vector must have one positive entry per row";
     return;
   }
-  Tableau& tab = *tableau_;
-  tab.reset(M, q, d);
+  Tableau& tab = s.tableau;
+  tab.reset(s.minus_m, s.mmax, q, d);
   const int max_pivots = parameters.max_pivots > 0 ? parameters.max_pivots : 100 * (m + 10);
 
   // First pivot: z0 enters at the row of the smallest q_i / d_i, which makes
@@ -314,8 +398,8 @@ void LemkeSolver::solve(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
       // ratio_test): that point solves the LCP; check_solution decides.
       const int r0 = tab.z0_row();
       if (r0 >= 0 && std::abs(tab.rhs_at(r0)) <= parameters.tie_tolerance * q.cwiseAbs().maxCoeff()) {
-        result.z = tab.z().cwiseMax(0.0);
-        check_solution(M, q, parameters, result);
+        tab.z(result.z);
+        check_solution(s.m, s.abs_m, q, parameters, s.magnitude, result);
         if (result.status == LcpStatus::kSolved) return;
       }
       result.z.setZero();
@@ -330,8 +414,8 @@ void LemkeSolver::solve(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
     if (leaving == tab.z0()) break;
   }
 
-  result.z = tab.z().cwiseMax(0.0);
-  check_solution(M, q, parameters, result);
+  tab.z(result.z);
+  check_solution(s.m, s.abs_m, q, parameters, s.magnitude, result);
 }
 
 }  // namespace simpact::internal

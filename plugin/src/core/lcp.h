@@ -5,7 +5,8 @@
 // copositive-plus (e.g. symmetric PSD, as the Delassus matrix) or proves it
 // infeasible by ray termination; for merely copositive matrices (the Routh
 // increment LCP of Halm & Posa) ray termination means no solution was found.
-// Dense tableau: O(m²) per pivot; meant for the small LCPs of one impact.
+// Condensed (Tucker) tableau, m × (m + 2): O(m²) per pivot; meant for the
+// small LCPs of one impact.
 #pragma once
 
 #include <Eigen/Core>
@@ -47,22 +48,28 @@ struct LcpResult {
 LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
                           const LemkeParameters& parameters = {});
 
-class Tableau;
-
-/// The same Lemke method, keeping its tableau between calls: solving many
-/// LCPs of one size (the Routh sampler's increments) allocates nothing after
-/// the first. Not thread-safe; one per thread.
+/// The same Lemke method, keeping its matrix and tableau between calls:
+/// solving many LCPs with one M (the Routh sampler's increments) allocates
+/// nothing after the first and prepares M once. Not thread-safe; one per
+/// thread.
 class LemkeSolver {
  public:
   LemkeSolver();
   ~LemkeSolver();
   LemkeSolver(const LemkeSolver&) = delete;
   LemkeSolver& operator=(const LemkeSolver&) = delete;
+  /// Keeps a copy of M (and |M|, −M row-major) for the following solves.
+  void set_matrix(const Eigen::MatrixXd& M);
+  /// Solves with the matrix of the last set_matrix; throws
+  /// std::invalid_argument if q's size does not match it.
+  void solve(const Eigen::VectorXd& q, const LemkeParameters& parameters, LcpResult& result);
+  /// set_matrix(M), then solve(q, …).
   void solve(const Eigen::MatrixXd& M, const Eigen::VectorXd& q, const LemkeParameters& parameters,
              LcpResult& result);
 
  private:
-  std::unique_ptr<Tableau> tableau_;
+  struct Scratch;
+  std::unique_ptr<Scratch> scratch_;
 };
 
 /// Symmetric positive semi-definite LCPs (the plastic impact, with M = W).

@@ -156,13 +156,14 @@ int RouthSampler::lcp_size() const { return static_cast<int>(impl_->lcp.rows());
 // Per-thread scratch: the Lemke tableau and the LCP vectors, reused by every
 // increment of every sample the thread draws.
 struct RouthSampler::Workspace {
+  explicit Workspace(const Impl& s) { lemke.set_matrix(s.lcp); }
   internal::LemkeSolver lemke;
   internal::LcpResult lcp;
   Eigen::VectorXd q;
 };
 
 FrictionalResult RouthSampler::sample(std::uint64_t index) const {
-  Workspace workspace;
+  Workspace workspace(*impl_);
   return run(index, 0.0, workspace);
 }
 
@@ -215,7 +216,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
       q[i] = s.step * unit;
     }
     q.segment(m, rows) = u;
-    workspace.lemke.solve(s.lcp, q, lemke_parameters, r);
+    workspace.lemke.solve(q, lemke_parameters, r);
     ++out.lcps;
     if (r.status != internal::LcpStatus::kSolved) {
       lcp_failed = true;
@@ -235,7 +236,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   if (final_cap > 0.0 && !lcp_failed && sp.colliding(u, parameters_.separation_tolerance)) {
     q.head(m).setConstant(final_cap);
     q.segment(m, rows) = u;
-    workspace.lemke.solve(s.lcp, q, lemke_parameters, r);
+    workspace.lemke.solve(q, lemke_parameters, r);
     ++out.lcps;
     if (r.status == internal::LcpStatus::kSolved) {
       const auto lambda = r.z.segment(m, rows);
@@ -320,7 +321,7 @@ RouthOutcomeSet RouthSampler::approximate(const RouthSetParameters& set) const {
   std::mutex error_mutex;
   auto worker = [&]() {
     try {
-      Workspace workspace;
+      Workspace workspace(s);
       while (true) {
         const int begin = next.fetch_add(kChunk);
         if (begin >= count) return;
