@@ -127,6 +127,9 @@ void expect_corner_a(const Json& outcome, double friction, double tolerance,
               "tangential_velocities");
   EXPECT_NEAR(outcome["energy_change"].get<double>(), answer.energy_change, tolerance);
   EXPECT_TRUE(outcome["terminated"].get<bool>());
+  if (outcome.contains("finished_by_fallback")) {  // single outcomes; sets say "colliding"
+    EXPECT_FALSE(outcome["finished_by_fallback"].get<bool>());
+  }
 }
 
 class SingleContact : public ::testing::TestWithParam<double> {};
@@ -253,6 +256,7 @@ TEST(CliRouth, StepLimitWithoutFallbackReturnsTheCollidingVelocity) {
   EXPECT_EQ(output["terminated_samples"], 0);
   const Json& outcome = output["outcomes"][0];
   EXPECT_FALSE(outcome["terminated"].get<bool>());
+  EXPECT_FALSE(outcome["finished_by_fallback"].get<bool>());
   EXPECT_EQ(outcome["lcps"], 1);
   EXPECT_LE(outcome["normal_impulses"][0].get<double>(), 0.1);
   // u_n = −1 + 1.6 Λn + (−1.2) Λt < 0 while Λn ≤ 0.1.
@@ -270,6 +274,7 @@ TEST(CliRouth, StepLimitWithFallbackFinishesWithAnitescuPotra) {
   EXPECT_EQ(output["status"], "step_limit_reached");
   const Json& outcome = output["outcomes"][0];
   EXPECT_FALSE(outcome["terminated"].get<bool>());
+  EXPECT_TRUE(outcome["finished_by_fallback"].get<bool>());
   const SingleContactAnswer answer = corner_a_answer(1.0);
   expect_near(outcome["velocity"], answer.velocity, kModeSolve, "velocity");
   expect_near(outcome["normal_velocities"], {0.0}, kModeSolve, "normal_velocities");

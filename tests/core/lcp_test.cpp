@@ -135,6 +135,8 @@ TEST(Lemke, ReportsInfeasibleProblemsAsARay) {
   M << 1, -1, -1, 1;
   const LcpResult psd = solve_lcp_lemke(M, Eigen::Vector2d(-1, -1));
   EXPECT_EQ(psd.status, LcpStatus::kRayTermination);
+  EXPECT_NE(psd.message.find("also with 2 other covering vectors"), std::string::npos)
+      << psd.message;
   EXPECT_TRUE(enumerate_solutions(M, Eigen::Vector2d(-1, -1)).empty());
   // The failed result carries no garbage: z = 0, w = q.
   EXPECT_TRUE(VectorsNear(psd.z, Eigen::Vector2d::Zero(), 0.0, 0.0));
@@ -209,6 +211,15 @@ TEST(LemkeSolver, RejectsAQOfTheWrongSize) {
   solver.set_matrix(Eigen::MatrixXd::Identity(3, 3));
   LcpResult r;
   EXPECT_THROW(solver.solve(Eigen::VectorXd::Constant(2, -1.0), {}, r), std::invalid_argument);
+}
+
+TEST(LemkeSolver, RejectsNegativeRetries) {
+  LemkeSolver solver;
+  solver.set_matrix(Eigen::MatrixXd::Identity(2, 2));
+  LemkeParameters p;
+  p.retries = -1;
+  LcpResult r;
+  EXPECT_THROW(solver.solve(Eigen::Vector2d(-1, -1), p, r), std::invalid_argument);
 }
 
 TEST(Lemke, RejectsABadCoveringVector) {

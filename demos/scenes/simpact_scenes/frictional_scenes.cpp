@@ -1,6 +1,7 @@
 #include "simpact_scenes/frictional_scenes.h"
 
 #include <Eigen/Cholesky>
+#include <Eigen/Geometry>
 
 #include <cmath>
 #include <stdexcept>
@@ -222,6 +223,49 @@ FrictionalExample disk_stack() {
 
 std::vector<FrictionalExample> all_frictional_examples() {
   return {falling_block(), box_wall(), compass_gait(), disk_stack()};
+}
+
+simpact::FrictionalProblem falling_box_stack(int boxes, double speed, double friction) {
+  if (boxes < 1) throw std::invalid_argument("falling_box_stack needs >= 1 box");
+  constexpr double kHalfX = 0.5, kHalfY = 0.25, kHalfZ = 0.5, kMass = 1.0;
+  const int n = 6 * boxes, m = 4 * boxes;
+  // Solid box about its centre: I_x = m (b² + c²) / 3 with half extents.
+  const Eigen::Vector3d inertia(kMass * (kHalfY * kHalfY + kHalfZ * kHalfZ) / 3.0,
+                                kMass * (kHalfX * kHalfX + kHalfZ * kHalfZ) / 3.0,
+                                kMass * (kHalfX * kHalfX + kHalfY * kHalfY) / 3.0);
+  Eigen::MatrixXd minv = Eigen::MatrixXd::Zero(n, n);
+  Eigen::MatrixXd jn = Eigen::MatrixXd::Zero(m, n), jt = Eigen::MatrixXd::Zero(2 * m, n);
+  Eigen::VectorXd v = Eigen::VectorXd::Zero(n);
+  for (int b = 0; b < boxes; ++b) {
+    minv.block<3, 3>(6 * b, 6 * b) = Eigen::Matrix3d::Identity() / kMass;
+    minv.block<3, 3>(6 * b + 3, 6 * b + 3) = inertia.cwiseInverse().asDiagonal();
+    v[6 * b + 1] = -speed;
+  }
+  const Eigen::Vector3d directions[3] = {{0, 1, 0}, {-1, 0, 0}, {0, 0, 1}};
+  int c = 0;
+  for (int layer = 0; layer < boxes; ++layer)  // box `layer` on box layer−1 (or the ground)
+    for (int sx : {-1, 1})
+      for (int sz : {-1, 1}) {
+        const Eigen::Vector3d on_upper(sx * kHalfX, -kHalfY, sz * kHalfZ);
+        const Eigen::Vector3d on_lower(sx * kHalfX, kHalfY, sz * kHalfZ);
+        for (int k = 0; k < 3; ++k) {
+          Eigen::RowVectorXd row = Eigen::RowVectorXd::Zero(n);
+          const Eigen::Vector3d& dir = directions[k];
+          row.segment<3>(6 * layer) = dir.transpose();
+          row.segment<3>(6 * layer + 3) = on_upper.cross(dir).transpose();
+          if (layer > 0) {
+            row.segment<3>(6 * (layer - 1)) -= dir.transpose();
+            row.segment<3>(6 * (layer - 1) + 3) -= on_lower.cross(dir).transpose();
+          }
+          if (k == 0)
+            jn.row(c) = row;
+          else
+            jt.row(2 * c + k - 1) = row;
+        }
+        ++c;
+      }
+  return simpact::FrictionalProblem::from_dense(minv, jn, jt, v,
+                                                Eigen::VectorXd::Constant(m, friction));
 }
 
 double kinetic_energy(const FrictionalExample& example, const Eigen::VectorXd& velocity) {

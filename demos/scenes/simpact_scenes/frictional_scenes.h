@@ -169,6 +169,20 @@ FrictionalExample disk_stack();
 /// The four examples, in the order above.
 std::vector<FrictionalExample> all_frictional_examples();
 
+/// A stress case beyond 002: a column of `boxes` (≥ 1) identical 3-D boxes
+/// (half extents 0.5 × 0.25 × 0.5 m, 1 kg, y up), each resting flat on the
+/// one below, the whole column falling at `speed` m/s onto the ground (so
+/// only the four ground corners approach). Four corner contacts per
+/// interface, ground first, then interface k between boxes k−1 and k;
+/// normal +y, tangents −x and +z; μ = `friction` everywhere. q: six
+/// velocity DOFs per box [v (world), ω (body = world axes)]. With 4·boxes
+/// contacts on 6·boxes DOFs the contact rows are heavily redundant, and the
+/// Routh increment LCP has 7·4·boxes variables (d = 4): what a pile of
+/// boxes landing at once gives the sampler. Not one of 002's examples, so
+/// there is no paper reference: only the law's own residual checks apply.
+simpact::FrictionalProblem falling_box_stack(int boxes, double speed = 0.44,
+                                             double friction = 1.0);
+
 /// Kinetic energy ½ vᵀ M v of the example's system.
 double kinetic_energy(const FrictionalExample& example, const Eigen::VectorXd& velocity);
 

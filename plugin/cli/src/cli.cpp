@@ -83,7 +83,7 @@ Output of the frictional laws: status, message (unless success), for
   routh also step (h used), samples, terminated_samples, lcps_per_sample
   (mean); outcomes [{velocity, normal_impulses, tangential_impulses,
   normal_velocities, tangential_velocities (contact frame), energy_change,
-  lcps, terminated, trajectory (if asked)}]. A routh set (samples > 1 or
+  lcps, terminated, finished_by_fallback, trajectory (if asked)}]. A routh set (samples > 1 or
   epsilon > 0) prints one outcome per sample, without tangential_impulses
   and trajectory, with colliding (still colliding at the end).
 )";

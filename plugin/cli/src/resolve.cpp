@@ -499,7 +499,8 @@ Json frictional_result_to_json(const FrictionalResult& result) {
                   {"tangential_velocities", to_json(outcome.tangential_velocities)},
                   {"energy_change", outcome.energy_change},
                   {"lcps", outcome.lcps},
-                  {"terminated", outcome.terminated}};
+                  {"terminated", outcome.terminated},
+                  {"finished_by_fallback", outcome.finished_by_fallback}};
     if (!outcome.trajectory.empty()) {
       Json trajectory = Json::array();
       for (const Eigen::VectorXd& velocity : outcome.trajectory) {

@@ -99,8 +99,14 @@ struct FrictionalOutcome {
   double energy_change = 0.0;  ///< ΔE (see glossary); ≤ 0 for every law here.
   int lcps = 0;                ///< LCPs (or single-contact solves) spent.
   /// The law itself reached a non-colliding velocity (u_n⁺ ≥ −tolerance).
-  /// False when a step limit was hit; see the law's fallback.
+  /// False when a step limit was hit or a solve failed; see the law's
+  /// fallback.
   bool terminated = true;
+  /// The law could not end the impact (status kStepLimitReached or
+  /// kLcpFailed) and its documented fallback did (Routh: one Anitescu–Potra
+  /// LCP): the velocity is non-colliding and dissipative, though not the
+  /// law's own. terminated || finished_by_fallback ⇔ non-colliding.
+  bool finished_by_fallback = false;
   /// Velocities along the way, v⁻ first, when the law was asked to record
   /// them (Routh: after each increment; sequential: after each impact).
   std::vector<Eigen::VectorXd> trajectory;

@@ -826,6 +826,7 @@ void resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolverStat
       if (sample.status != Status::kSuccess) ++stats.fallbacks;
       report.lcps = outcome.lcps;
       report.terminated = outcome.terminated;
+      report.finished_by_fallback = outcome.finished_by_fallback;
       // Auto's blend for frictional 0 < R < 1 (impact_solver.h, "Laws").
       const double alpha = decision.law == Applied::kBlend ? cluster.restitution : 0.0;
       Eigen::VectorXd after = outcome.velocity;

@@ -35,6 +35,11 @@ struct LemkeParameters {
   int max_pivots = 0;
   /// Covering vector d > 0 of the artificial variable z0; empty = (1, …, 1).
   Eigen::VectorXd covering;
+  /// With the default covering vector: if Lemke fails, this many more
+  /// attempts with the fixed alternatives d_i = 1 + i/m and 2 − i/m (other
+  /// pivot paths through the same degenerate vertices). A given covering
+  /// vector is used alone.
+  int retries = 2;
 };
 
 struct LcpResult {
@@ -69,6 +74,7 @@ class LemkeSolver {
 
  private:
   struct Scratch;
+  void run(const Eigen::VectorXd& q, const LemkeParameters& parameters, LcpResult& result);
   std::unique_ptr<Scratch> scratch_;
 };
 

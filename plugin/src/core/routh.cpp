@@ -264,6 +264,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
       std::string why;
       if (internal::anitescu_potra_lemke(sp, u, {}, lambda, &why)) {
         total += lambda;
+        out.finished_by_fallback = true;
         result.message += "; finished with one Anitescu-Potra LCP";
         if (parameters_.record_trajectory)
           out.trajectory.push_back(s.problem.velocity + sp.y * total);
@@ -353,17 +354,19 @@ RouthOutcomeSet RouthSampler::approximate(const RouthSetParameters& set) const {
   for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
 
-  int failed = 0, unterminated = 0;
+  int failed = 0, unterminated = 0, still_colliding = 0;
   for (int k = 0; k < count; ++k) {
     const size_t kk = static_cast<size_t>(k);
     out.terminated_count += out.terminated[kk];
     if (statuses[kk] == Status::kLcpFailed || statuses[kk] == Status::kInfeasible) ++failed;
     if (!out.terminated[kk]) ++unterminated;
+    if (out.colliding[kk]) ++still_colliding;
   }
   if (failed > 0) {
     out.status = statuses[0] == Status::kInfeasible ? Status::kInfeasible : Status::kLcpFailed;
     out.message = std::to_string(failed) + " of " + std::to_string(count) +
-                  " samples failed (LCP failure or infeasible problem)";
+                  " samples failed (LCP failure or infeasible problem); " +
+                  std::to_string(still_colliding) + " samples still colliding after the fallback";
   } else if (unterminated > 0) {
     out.status = Status::kStepLimitReached;
     out.message = std::to_string(unterminated) + " of " + std::to_string(count) +

@@ -188,6 +188,9 @@ struct ImpactReport {
   // Routh laws only (zero / true otherwise):
   int lcps = 0;                   ///< LCPs the sample took (Algorithm 1, plus a fallback)
   bool terminated = true;         ///< Algorithm 1 ended the impact by itself (routh.h)
+  /// The Anitescu–Potra fallback ended it instead (status says why it was
+  /// needed); the applied velocity is still non-colliding and dissipative.
+  bool finished_by_fallback = false;
   double step = 0.0;              ///< h in force [N·s]
   std::uint64_t sample_seed = 0;  ///< RouthParameters::seed of the sample (index 0)
 };
@@ -205,13 +208,14 @@ struct RouthSettings {
   ImpulseSampler sampler = ImpulseSampler::kUniform;
   /// Cluster cap (see "Cluster cap" above); ≥ 1. Each increment is a dense
   /// Lemke LCP of size (3 + d) m, and a sample takes more increments as m
-  /// grows. Measured (d = 4, double, 2-core development machine, loaded;
-  /// boxes stacked and dropped 1 cm flat, the whole 240 Hz impact step):
-  /// m = 4 (one box) 0.09 ms, 8 (two) 0.4–1.2 ms, 12 (three) 1.9–2.8 ms,
-  /// 16 (four) 4.7–5.0 ms, 24 (six) 18 ms, 32 (eight) 61 ms, 40 (ten)
-  /// 190 ms; an eight-box stack also makes Lemke fail on some samples (the
-  /// stack's redundant corner contacts). 8 keeps the worst case within a
-  /// quarter of a 240 Hz step's wall-clock budget; raise it for offline runs.
+  /// grows. Measured by demos/benchmark_routh_clusters (a column of boxes
+  /// landing flat from 1 cm, d = 4, double, 2-core development machine; the
+  /// whole 240 Hz landing step, median over 5 seeds): m = 4 (one box)
+  /// 0.08 ms, 8 (two) 0.37 ms, 12 (three) 0.9 ms, 16 (four) 3.9 ms,
+  /// 24 (six) 116 ms, 32 (eight) 353 ms, 40 (ten) 1.7 s, where 6 of 53
+  /// impacts still needed the Anitescu–Potra fallback after Lemke's retries.
+  /// 8 keeps the worst case within a quarter of a 240 Hz step's wall-clock
+  /// budget; raise it for offline runs.
   int max_contacts = 8;
 };
 
