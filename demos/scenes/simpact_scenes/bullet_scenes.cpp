@@ -284,6 +284,7 @@ Scene box_drop(BulletWorld& world, const BoxDropOptions& options) {
   require(std::isfinite(options.friction) && options.friction >= 0.0,
           "box_drop: friction must be >= 0");
   require_restitution(options.restitution);
+  require(options.boxes >= 1, "box_drop: boxes must be >= 1");
   prepare(world, Gravity::kOn);
   Scene scene;
   BodyOptions ground;
@@ -294,8 +295,10 @@ Scene box_drop(BulletWorld& world, const BoxDropOptions& options) {
   scene.ground = world.add_box(kGroundSlabHalfExtents, ground);
   BodyOptions box = dynamic_body(options.mass, options.restitution, false);
   box.friction = options.friction;
-  box.position.y() = options.half_extents.y() + options.drop_height;
-  scene.bodies.push_back(world.add_box(options.half_extents, box));
+  for (int k = 0; k < options.boxes; ++k) {
+    box.position.y() = (2 * k + 1) * options.half_extents.y() + options.drop_height;
+    scene.bodies.push_back(world.add_box(options.half_extents, box));
+  }
   scene.strike_time = std::sqrt(2.0 * options.drop_height / kStandardGravity);
   return scene;
 }

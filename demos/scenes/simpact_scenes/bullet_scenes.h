@@ -128,6 +128,11 @@ struct BoxDropOptions {
   double mass = 1.0;          ///< [kg]
   double friction = 1.0;      ///< the box's; the ground's is 1, so μ = this (product)
   double restitution = 0.0;
+  /// A column of this many identical boxes, each resting on the one below
+  /// (bodies bottom to top), all falling together: 4 ground corners strike
+  /// and 4·(boxes − 1) box–box corners touch, so the impact is one Routh
+  /// cluster of 4·boxes redundant contacts (benchmark_routh_clusters).
+  int boxes = 1;
 };
 
 /// A box falling flat, at rest and level, onto the ground, so that its four
@@ -136,7 +141,7 @@ struct BoxDropOptions {
 /// detector reports the four corners at once; a plane reports one, then
 /// fills in its manifold over the next steps). Restitution 1 and friction 1
 /// on the ground, so the box's own values hold (conventions above). Bodies:
-/// {box}; `ground` is the static box. strike_time = √(2 drop_height / g).
+/// {box} (or the column, bottom to top); `ground` is the static box. strike_time = √(2 drop_height / g).
 Scene box_drop(BulletWorld& world, const BoxDropOptions& options = {});
 
 }  // namespace simpact::scenes
