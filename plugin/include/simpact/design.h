@@ -16,17 +16,19 @@
 // ── design_for_uniqueness ───────────────────────────────────────────────────
 // A model maps design parameters x (link lengths, radii, joint angles: the
 // caller chooses what x means) to the strike at x: M⁻¹(x) and the contact
-// rows J(x) as an ImpactProblem, and the gaps φ_i(x) of the contacts [m].
+// rows J(x) as an ImpactProblem, and equality constraints g(x) [m] to keep
+// at 0: the contacts' gaps φ_i(x) (so the strike stays simultaneous) and
+// whatever else the design must keep (a swing foot's clearance, say).
 // From x₀, Levenberg–Marquardt (Eigen's unsupported module, MINPACK's
 // algorithm, Jacobian by central differences) minimizes ‖r‖² with
-//   r(x) = [ c_ij (i < j) ;  φ_i / L ;  μ (x_f − a) / s ],
+//   r(x) = [ c_ij (i < j) ;  g_k / L ;  μ (x_f − a) / s ],
 // x_f the free parameters, s their scales, L the length scale, a the anchor.
-// Equations (pairs + gaps) are usually fewer than free parameters, so the
+// Equations (pairs + constraints) are usually fewer than free parameters, so the
 // roots form a manifold; the proximity block (small μ) picks the root near
 // the anchor, as 000's "root finding algorithm for underconstrained
 // systems" does. Each round re-anchors at the previous result
 // (continuation): the proximity term's pull on the root then shrinks by ~μ²
-// per round, until every |c_ij| ≤ tolerance and |φ_i| ≤ gap_tolerance.
+// per round, until every |c_ij| ≤ tolerance and |g_k| ≤ gap_tolerance.
 //
 // The model may throw at parameters outside its domain (an angle past its
 // range, a negative length): during the search such a trial step is
@@ -48,7 +50,7 @@
 
 namespace simpact {
 
-/// The contact geometry and inertia of one strike, and its gaps.
+/// The contact geometry and inertia of one strike.
 struct StrikeAnalysis {
   Eigen::MatrixXd inner_products;  ///< W_ij = ⟨u_i, u_j⟩_g (m × m).
   Eigen::MatrixXd cosines;         ///< c_ij (ones on the diagonal).
@@ -58,6 +60,13 @@ struct StrikeAnalysis {
   /// otherwise or when the exploration did not finish.
   std::optional<double> indeterminacy;
   int outcomes = 0;  ///< distinct elastic outcomes found (0 if not explored).
+  /// ‖p_min − p_max‖_g / ‖p⁻‖_g between the elastic outcomes of the two
+  /// extreme order policies, most_negative and least_negative (000 §VII-B
+  /// runs its biped with argmin and argmax orders). Unlike ξ it is not
+  /// thresholded by kAll's outcome merging (1e-9), so it shows how small
+  /// the indeterminacy of a nearly orthogonal strike has become. Present
+  /// when ξ is.
+  std::optional<double> order_spread;
 };
 
 /// Analyses a strike (≥ 1 contact). Validates the problem; throws
@@ -65,11 +74,12 @@ struct StrikeAnalysis {
 StrikeAnalysis analyze_strike(const ImpactProblem& problem);
 
 /// The strike at design parameters x: the impact problem (M⁻¹(x), J(x);
-/// its velocity only matters for analyze_strike's ξ) and the gaps φ(x) of
-/// its contacts [m] (empty: closed by construction, nothing to enforce).
+/// its velocity only matters for analyze_strike's ξ) and the constraints
+/// g(x) [m] kept at 0 (any number; empty: the contacts are closed by
+/// construction and nothing else is enforced).
 struct DesignPoint {
   ImpactProblem problem;
-  Eigen::VectorXd gaps;
+  Eigen::VectorXd constraints;
 };
 
 using DesignModel = std::function<DesignPoint(const Eigen::VectorXd& parameters)>;
@@ -81,7 +91,7 @@ struct DesignParameters {
   /// proximity term measures changes in these units, and the finite
   /// differences step relative to them. Positive and finite.
   Eigen::VectorXd scales;
-  /// L [m]: gaps enter the residual as φ_i / L. Positive and finite.
+  /// L [m]: constraints enter the residual as g_k / L. Positive and finite.
   double length_scale = 1.0;
   /// μ, weight of the proximity term (dimensionless, > 0). Small enough
   /// that the first round already lands within ~μ² of a root's cosine.
@@ -90,7 +100,7 @@ struct DesignParameters {
   /// ~1e-10 relative, which lets Gauss–Newton steps reach ~1e-12; 1e-10
   /// is reached reliably, and ξ scales with |c| (000 Fig. 5).
   double tolerance = 1e-10;
-  /// Target |φ_i| [m]: 1e-9 m, far below any geometric tolerance of a
+  /// Target |g_k| [m]: 1e-9 m, far below any geometric tolerance of a
   /// contact detector (Bullet's margins are ~1e-2 m).
   double gap_tolerance = 1e-9;
   int max_rounds = 10;           ///< continuation rounds (≥ 1).
@@ -102,7 +112,7 @@ struct DesignResult {
   std::string message;              ///< what was reached, or why not.
   Eigen::VectorXd parameters;       ///< x at the end (x₀ if nothing better).
   StrikeAnalysis initial, final;    ///< at x₀ and at `parameters`.
-  Eigen::VectorXd initial_gaps, final_gaps;
+  Eigen::VectorXd initial_constraints, final_constraints;
   int rounds = 0;
   int evaluations = 0;
 };
@@ -110,8 +120,8 @@ struct DesignResult {
 /// Seeks design parameters near x₀ that make every pair of the strike's
 /// contacts g-orthogonal and keep its contacts closed (see header). Throws
 /// InvalidProblem for bad arguments or a model that returns an invalid
-/// point (non-finite entries, a changing number of contacts, fewer than 2
-/// contacts, gaps of the wrong size); the message names the problem.
+/// point (non-finite entries, a changing number of contacts or
+/// constraints, fewer than 2 contacts); the message names the problem.
 DesignResult design_for_uniqueness(const DesignModel& model, const Eigen::VectorXd& initial,
                                    const DesignParameters& parameters = {});
 

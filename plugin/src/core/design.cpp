@@ -41,7 +41,8 @@ double max_abs(const Eigen::VectorXd& v) { return v.size() ? v.cwiseAbs().maxCoe
 
 // One evaluation of the model, checked: the optimizer must never see a
 // malformed point (it would turn it into NaN steps).
-DesignPoint evaluate(const DesignModel& model, const Eigen::VectorXd& x, int contacts) {
+DesignPoint evaluate(const DesignModel& model, const Eigen::VectorXd& x, int contacts,
+                     Eigen::Index constraints) {
   DesignPoint point = model(x);
   validate(point.problem);
   const int m = point.problem.contacts();
@@ -50,13 +51,15 @@ DesignPoint evaluate(const DesignModel& model, const Eigen::VectorXd& x, int con
   if (contacts >= 0 && m != contacts)
     fail("design model returned ", m, " contacts at parameters ", x.transpose(), ", but ",
          contacts, " at the start: the set of contacts must not change");
-  if (point.gaps.size() != 0 && point.gaps.size() != m)
-    fail("design model returned ", point.gaps.size(), " gaps for ", m, " contacts");
-  if (!point.gaps.allFinite()) fail("design model returned non-finite gaps at ", x.transpose());
+  if (constraints >= 0 && point.constraints.size() != constraints)
+    fail("design model returned ", point.constraints.size(), " constraints at parameters ",
+         x.transpose(), ", but ", constraints, " at the start");
+  if (!point.constraints.allFinite())
+    fail("design model returned non-finite constraints at ", x.transpose());
   return point;
 }
 
-// r(x) of the header: cosines of every pair, gaps / L, proximity.
+// r(x) of the header: cosines of every pair, constraints / L, proximity.
 struct Residual : Eigen::DenseFunctor<double> {
   struct Setup {
     const DesignModel* model;
@@ -64,11 +67,11 @@ struct Residual : Eigen::DenseFunctor<double> {
     const std::vector<int>* free;
     const Eigen::VectorXd* scales;
     double length_scale, weight;
-    int contacts, gap_rows;
+    int contacts, constraint_rows;
   };
   explicit Residual(const Setup& s)
       : Eigen::DenseFunctor<double>(static_cast<int>(s.free->size()),
-                                    s.contacts * (s.contacts - 1) / 2 + s.gap_rows +
+                                    s.contacts * (s.contacts - 1) / 2 + s.constraint_rows +
                                         static_cast<int>(s.free->size())),
         setup(s), anchor(Eigen::VectorXd::Zero(inputs())) {}
 
@@ -84,7 +87,7 @@ struct Residual : Eigen::DenseFunctor<double> {
     DesignPoint point;
     Eigen::MatrixXd c;
     try {
-      point = evaluate(*setup.model, expand(x), setup.contacts);
+      point = evaluate(*setup.model, expand(x), setup.contacts, setup.constraint_rows);
       c = normalized_inner_products(point.problem);
     } catch (const std::exception&) {
       // A trial step outside the model's domain (an angle past its range, a
@@ -96,8 +99,8 @@ struct Residual : Eigen::DenseFunctor<double> {
     Eigen::Index row = 0;
     for (int i = 0; i < setup.contacts; ++i)
       for (int j = i + 1; j < setup.contacts; ++j) r[row++] = c(i, j);
-    for (Eigen::Index g = 0; g < point.gaps.size(); ++g)
-      r[row++] = point.gaps[g] / setup.length_scale;
+    for (Eigen::Index g = 0; g < point.constraints.size(); ++g)
+      r[row++] = point.constraints[g] / setup.length_scale;
     for (Eigen::Index k = 0; k < x.size(); ++k)
       r[row++] = setup.weight * (x[k] - anchor[k]) /
                  (*setup.scales)[(*setup.free)[static_cast<size_t>(k)]];
@@ -131,6 +134,17 @@ StrikeAnalysis analyze_strike(const ImpactProblem& problem) {
     if (r.status == Status::kSuccess && r.indeterminacy) {
       out.indeterminacy = r.indeterminacy;
       out.outcomes = static_cast<int>(r.outcomes.size());
+      PropagativeParameters first, last;
+      first.policy = OrderPolicy::kMostNegative;
+      last.policy = OrderPolicy::kLeastNegative;
+      const ImpactResult a = resolve(elastic, first);
+      const ImpactResult b = resolve(elastic, last);
+      if (a.status == Status::kSuccess && b.status == Status::kSuccess && a.energy_before > 0.0) {
+        // ‖Δp‖_g² = Δλᵀ W Δλ (Δp = Jᵀ Δλ); ‖p⁻‖_g² = 2 E⁻.
+        const Eigen::VectorXd dl = a.outcomes[0].impulses - b.outcomes[0].impulses;
+        out.order_spread = std::sqrt(std::max(0.0, dl.dot(out.inner_products * dl)) /
+                                     (2.0 * a.energy_before));
+      }
     }
   }
   return out;
@@ -169,20 +183,20 @@ DesignResult design_for_uniqueness(const DesignModel& model, const Eigen::Vector
 
   DesignResult result;
   result.evaluations = 1;
-  const DesignPoint start = evaluate(model, initial, -1);
+  const DesignPoint start = evaluate(model, initial, -1, -1);
   const int contacts = start.problem.contacts();
   result.initial = analyze_strike(start.problem);
-  result.initial_gaps = start.gaps;
+  result.initial_constraints = start.constraints;
   result.parameters = initial;
 
-  auto reached = [&](const StrikeAnalysis& a, const Eigen::VectorXd& gaps) {
-    return a.max_abs_cosine <= p.tolerance && max_abs(gaps) <= p.gap_tolerance;
+  auto reached = [&](const StrikeAnalysis& a, const Eigen::VectorXd& g) {
+    return a.max_abs_cosine <= p.tolerance && max_abs(g) <= p.gap_tolerance;
   };
-  Eigen::VectorXd gaps = start.gaps;
+  Eigen::VectorXd constraints_now = start.constraints;
   StrikeAnalysis current = result.initial;
 
   Residual residual({&model, initial, &free, &scales, p.length_scale, p.proximity_weight, contacts,
-                     static_cast<int>(start.gaps.size())});
+                     static_cast<int>(start.constraints.size())});
   residual.evaluations = &result.evaluations;
   // Central differences with steps √1e-10 ≈ 1e-5 of each parameter (about
   // ε^(1/3), the step that balances truncation against rounding): the
@@ -193,7 +207,7 @@ DesignResult design_for_uniqueness(const DesignModel& model, const Eigen::Vector
   Eigen::VectorXd x(static_cast<Eigen::Index>(free.size()));
   for (size_t k = 0; k < free.size(); ++k) x[static_cast<Eigen::Index>(k)] = initial[free[k]];
 
-  while (!reached(current, gaps) && result.rounds < p.max_rounds &&
+  while (!reached(current, constraints_now) && result.rounds < p.max_rounds &&
          result.evaluations < p.max_evaluations) {
     ++result.rounds;
     functor.anchor = x;
@@ -211,7 +225,7 @@ DesignResult design_for_uniqueness(const DesignModel& model, const Eigen::Vector
     DesignPoint point;
     StrikeAnalysis analysis;
     try {
-      point = evaluate(model, residual.expand(trial), contacts);
+      point = evaluate(model, residual.expand(trial), contacts, start.constraints.size());
       analysis = analyze_strike(point.problem);
     } catch (const std::exception&) {
       break;  // LM ended outside the domain: keep the last good round
@@ -219,25 +233,26 @@ DesignResult design_for_uniqueness(const DesignModel& model, const Eigen::Vector
     ++result.evaluations;
     // Keep the round only if it improved the worse of the two targets.
     const double before = std::max(current.max_abs_cosine / p.tolerance,
-                                   max_abs(gaps) / p.gap_tolerance);
+                                   max_abs(constraints_now) / p.gap_tolerance);
     const double after = std::max(analysis.max_abs_cosine / p.tolerance,
-                                  max_abs(point.gaps) / p.gap_tolerance);
+                                  max_abs(point.constraints) / p.gap_tolerance);
     if (!(after < before)) break;
     x = trial;
     current = analysis;
-    gaps = point.gaps;
+    constraints_now = point.constraints;
   }
 
   result.parameters = residual.expand(x);
   result.final = current;
-  result.final_gaps = gaps;
-  result.converged = reached(current, gaps);
+  result.final_constraints = constraints_now;
+  result.converged = reached(current, constraints_now);
   std::ostringstream os;
   os.precision(3);
   os << (result.converged ? "converged" : "did not converge") << " after " << result.rounds
      << " rounds and " << result.evaluations << " model evaluations: max |c_ij| "
      << result.initial.max_abs_cosine << " -> " << current.max_abs_cosine << " (target "
-     << p.tolerance << "), max |gap| " << max_abs(result.initial_gaps) << " -> " << max_abs(gaps)
+     << p.tolerance << "), max |constraint| " << max_abs(result.initial_constraints) << " -> "
+     << max_abs(constraints_now)
      << " m (target " << p.gap_tolerance << ")";
   result.message = os.str();
   return result;
