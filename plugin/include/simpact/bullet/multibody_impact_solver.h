@@ -1,0 +1,239 @@
+// simpact::bullet — the impact phase for Featherstone multibodies
+// (btMultiBodyDynamicsWorld). MultiBodyImpactSolver IS a
+// btMultiBodyConstraintSolver: it resolves the impacts of a batch with a
+// core law and then runs Bullet's own multibody solver (sustained contact,
+// friction, joint limits, motors, btMultiBodyConstraints, rigid joints) on
+// the whole batch:
+//
+//     simpact::bullet::MultiBodyImpactSolver solver(config);
+//     btMultiBodyDynamicsWorld world(&dispatcher, &broadphase, &solver, &collision_config);
+//     solver.attach(world);   // REQUIRED for multibody impacts: see "Step order"
+//
+// attach() also calls world.setMultiBodyConstraintSolver(this), so it may be
+// used instead of passing the solver to the world's constructor.
+//
+// ── What one solveMultiBodyGroup call does ─────────────────────────────────
+//  1. Contact points touching (distance ≤ touch_tolerance) or closing within
+//     the step are collected from the batch's manifolds. A side of a point is
+//     a NODE when it moves under impulses: a dynamic rigid body, or a
+//     btMultiBodyLinkCollider whose multibody has a free coordinate reaching
+//     it (see "Generalized velocities"). Static and kinematic rigid bodies,
+//     and fixed/kinematic bases, are infinitely massive partners.
+//  2. Union–find over nodes (through contacts, and through enabled rigid
+//     btTypedConstraints) gives clusters; a whole multibody is one node.
+//  3. A cluster with a contact approaching faster than the impact threshold
+//     (measured on the PRE-force velocities, see "Step order") is an impact.
+//  4. The core law resolves it: ImpactLaw::kPropagative (propagative.h, the
+//     cluster's restitution = the smallest m_combinedRestitution of its
+//     striking points) or ImpactLaw::kRouth (routh.h, one sample, inelastic,
+//     frictional). kAuto is not supported here (validate() rejects it).
+//  5. Generalized velocities are written back; for the points of resolved
+//     clusters: m_combinedRestitution is set to 0 for the base solve and
+//     restored right after (Bullet's multibody and rigid contact rows both
+//     take restitutionCurve(rel_vel, m_combinedRestitution, …)), the warm
+//     start is cleared and penetration is not pushed out in this step
+//     (m_distance1 clamped to 0, as the rigid adapter). Unlike the rigid
+//     adapter, points left separating are NOT hidden from the base solver:
+//     it is always Bullet's sequential-impulse multibody solver, which gives
+//     a separating, non-penetrating row no impulse (the rigid adapter hides
+//     them for MLCP/Lemke bases). Points of clusters simpact did not
+//     resolve keep Bullet's restitution.
+//  6. btMultiBodyConstraintSolver::solveMultiBodyGroup runs on the batch.
+//
+// ── Generalized velocities (cluster layout) ─────────────────────────────────
+//   multibody with a free base: its whole velocity vector
+//       [ω_base (world), v_base (world), q̇_0 … q̇_{n−1}]   (6 + n)
+//   multibody with a fixed or kinematic base (hasFixedBase /
+//       isBaseStaticOrKinematic): only q̇ (n); the base part of every row
+//       times the base velocity goes into the offset b (zero for a fixed
+//       base, the prescribed motion for a kinematic one);
+//   rigid body: [v, ω] (6, world), as impact_solver.h.
+//   Blocks are concatenated in the order MultiBodyImpactReport lists the
+//   multibodies, then the rigid bodies.
+//
+// ── Symbols and sign convention (impact_problem.h) ──────────────────────────
+//   n̂  = m_normalWorldOnB, from body B toward body A.
+//   J  row of a contact: on a multibody side, Bullet's own contact Jacobian
+//        fillContactJacobianMultiDof(link, point, ±n̂) (A: point on A, +n̂;
+//        B: point on B, −n̂) restricted to the free coordinates; on a rigid
+//        side [n̂, r × n̂] / [−n̂, −(r × n̂)] (r from the centre of mass).
+//        u = J v + b > 0 SEPARATES, u < 0 approaches.
+//   M⁻¹ block of a multibody: column k = calcAccelerationDeltasMultiDof(e_k)
+//        — the articulated-body algorithm with this step's cache, i.e. the
+//        exact inverse of the joint-space mass matrix at the current
+//        configuration — restricted to the free coordinates and symmetrized
+//        (½(A + Aᵀ); the ABA is symmetric to rounding, kAbaAsymmetryTolerance
+//        bounds what is accepted). Rigid blocks as the rigid adapter
+//        (joint-constrained metric M⁻¹_G when rigid joints bind the cluster).
+//   W = J M⁻¹ Jᵀ is therefore exact in generalized coordinates.
+//   E = ½ vᵀ (M⁻¹)⁺ v, the cluster's kinetic energy.
+//
+// ── Step order (the external-force increment) ───────────────────────────────
+// When the solver runs, a multibody's velocity ALREADY holds this step's
+// increment Δ_mb = h M⁻¹(τ − C q̇ − damping) (btMultiBodyDynamicsWorld::
+// solveExternalForces ran the ABA with dt = h), while a rigid body's velocity
+// does NOT hold h M⁻¹ f_ext (Bullet's SI adds it). The rule here is the
+// rigid adapter's, applied to both:
+//   * DETECTION on the pre-force velocity: the multibody's velocity vector is
+//     snapshotted in prepareSolve — which btMultiBodyDynamicsWorld calls after
+//     forwardKinematics and BEFORE adding gravity and stepping velocities —
+//     and the rigid body's current velocity is pre-force anyway. A resting
+//     contact is not an impact, whatever gravity does during the step.
+//   * RESOLUTION on the mid-step velocity v* = v_pre + ½ Δ:
+//       multibody: v* = ½ (v_pre + v_post), v_post the current velocity;
+//       rigid:     v* = v + ½ h M⁻¹ f_ext.
+//   * WRITE-BACK of the change δ = v⁺ − v*:
+//       multibody: v_post + δ (the base solver adds nothing more);
+//       rigid:     v + δ (the base solver then adds h M⁻¹ f_ext).
+//   Both bodies of a mixed cluster thus enter the law at the same instant
+//   (mid-step) and leave it with the same end-of-step accounting, so momentum
+//   exchanged between them is consistent; an elastic impact conserves the
+//   symplectic-Euler shadow energy, as explained in impact_solver.h. Without
+//   attach() (no snapshot), clusters containing a multibody are NOT resolved:
+//   they are reported (law "base_solver", message says why), counted in
+//   MultiBodyImpactStats::unattached, and keep Bullet's restitution. Bullet's
+//   multibody solver itself measures restitution on post-force velocities of
+//   both sides (bullet-internals.md, "Known defects"); simpact does not.
+//
+// ── Deviations and limitations ──────────────────────────────────────────────
+//   * btMultiBodyConstraints (joint limits, motors, multibody point-to-point,
+//     fixed, gear, slider constraints) are NOT in the impact problem: the
+//     impact treats the tree as unconstrained beyond its joints, and the
+//     base solver enforces those constraints afterwards (a loop closed by a
+//     btMultiBodyPoint2Point loses the elastic outcome).
+//   * Kinematic links (btMultiBody::setLinkDynamicType, Bullet 3.24) are not
+//     special-cased; rows whose part on the free coordinates is zero are
+//     dropped (see kZeroRowTolerance).
+//   * Written velocities are not clamped; Bullet clamps every coordinate to
+//     m_maxCoordinateVelocity (100 by default) when it applies the solver's
+//     deltas at the end of the step (processDeltaVeeMultiDof2), so a larger
+//     outcome is cut there.
+//   * Overlap of resolved points that stay closed is not corrected at
+//     position level in that step (the rigid adapter moves rigid bodies; a
+//     multibody would need a joint-space correction); collision detection
+//     sees it next step, when the base solver treats it as resting contact.
+//   * Routh's tangent rows use the same Jacobian routine with tangent
+//     directions t1 (along the mid-step slip, else btPlaneSpace1), t2 = n̂×t1.
+#pragma once
+
+#include <simpact/bullet/impact_solver.h>
+#include <simpact/propagative.h>
+#include <simpact/routh.h>
+
+#include <Eigen/Core>
+
+#include <BulletDynamics/Featherstone/btMultiBodyConstraintSolver.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+class btMultiBody;
+class btMultiBodyDynamicsWorld;
+class btRigidBody;
+
+namespace simpact::bullet {
+
+/// One resolved (or deliberately unresolved) impact of MultiBodyImpactSolver.
+struct MultiBodyImpactReport {
+  std::vector<const btMultiBody*> multibodies;  ///< cluster layout order, then…
+  std::vector<const btRigidBody*> rigid_bodies; ///< …the rigid bodies
+  std::vector<int> offsets;  ///< first coordinate of each node's block (multibodies, then rigid)
+  std::vector<ImpactReport::Contact> contacts;
+  /// "propagative", "routh" or "base_solver" (not resolved; message says why).
+  const char* law = "propagative";
+  double restitution = 1.0;
+  std::vector<int> sequence;   ///< propagative: contacts reflected
+  Eigen::VectorXd velocity_before;  ///< v*, mid-step, cluster layout
+  Eigen::VectorXd velocity_after;   ///< v⁺ (empty when not resolved)
+  Eigen::MatrixXd normals;          ///< J (m × n)
+  Eigen::VectorXd normal_offsets;   ///< b (m)
+  double energy_before = 0.0;       ///< ½ v*ᵀ (M⁻¹)⁺ v* [J]
+  double energy_after = 0.0;        ///< ½ v⁺ᵀ (M⁻¹)⁺ v⁺ [J]
+  Status status = Status::kSuccess;
+  std::string message;
+  std::uint64_t sample_seed = 0;  ///< Routh only
+};
+
+struct MultiBodyImpactSolverConfig {
+  ImpactLaw law = ImpactLaw::kPropagative;  ///< kPropagative or kRouth
+  OrderPolicy policy = OrderPolicy::kMostNegative;  ///< propagative; not kAll
+  std::uint64_t seed = 0;  ///< kRandom and Routh seeds (as impact_solver.h "Seeds")
+  /// [m/s]; negative = automatic, exactly as ImpactSolverConfig (|g| of the
+  /// attached world for multibodies, the body's gravity for rigid bodies).
+  double impact_threshold = -1.0;
+  double touch_tolerance = 1e-3;  ///< [m], as ImpactSolverConfig
+  std::int64_t max_reflections = 0;
+  /// Resolve R = 0 clusters with the propagative law (plastic); otherwise
+  /// they are the base solver's, as in the rigid adapter.
+  bool resolve_plastic_impacts = false;
+  RouthSettings routh;
+  std::function<void(const MultiBodyImpactReport&)> on_impact;
+};
+
+/// Throws std::invalid_argument naming the first bad field (as
+/// validate(ImpactSolverConfig), plus: law must be kPropagative or kRouth).
+void validate(const MultiBodyImpactSolverConfig& config);
+
+/// Largest relative asymmetry max|A − Aᵀ| / max|A| of an ABA-built M⁻¹
+/// block accepted. The ABA evaluates each column by a different sequence of
+/// btScalar operations: asymmetry ~1e-16 (double) or ~1e-7 (float) relative
+/// times the tree depth; 1e-3 is four orders above float rounding and flags
+/// only a stale or broken articulated-body cache (then the cluster is left
+/// to the base solver with a message).
+inline constexpr double kAbaAsymmetryTolerance = 1e-3;
+
+/// A contact row whose largest entry on free coordinates is below this ×
+/// the row's largest Jacobian entry overall is zero (the contact touches
+/// only fixed or kinematic coordinates) and is dropped. Rounding leaves
+/// ~1e-16 (double) / ~1e-7 (float) relative; 1e-9 relative is far above
+/// double rounding, and a genuine row is O(1) relative.
+inline constexpr double kZeroRowTolerance = 1e-9;
+
+struct MultiBodyImpactStats {
+  std::int64_t solve_calls = 0;
+  std::int64_t impacts = 0;      ///< clusters resolved
+  std::int64_t reflections = 0;
+  std::int64_t fallbacks = 0;    ///< resolved with a non-success status or left due to bad state
+  std::int64_t routh_impacts = 0;
+  std::int64_t unattached = 0;   ///< multibody impacts skipped: no snapshot (attach())
+};
+
+class MultiBodyImpactSolver : public btMultiBodyConstraintSolver {
+ public:
+  /// Throws std::invalid_argument (validate).
+  explicit MultiBodyImpactSolver(MultiBodyImpactSolverConfig config = {});
+  ~MultiBodyImpactSolver() override;
+
+  /// Records `world` (for the pre-force snapshot and gravity) and installs
+  /// this solver with world.setMultiBodyConstraintSolver(this). The world is
+  /// not owned and must outlive the solver's use, or call detach().
+  void attach(btMultiBodyDynamicsWorld& world);
+  void detach();
+
+  void prepareSolve(int num_bodies, int num_manifolds) override;
+  void solveMultiBodyGroup(btCollisionObject** bodies, int num_bodies,
+                           btPersistentManifold** manifolds, int num_manifolds,
+                           btTypedConstraint** constraints, int num_constraints,
+                           btMultiBodyConstraint** multibody_constraints,
+                           int num_multibody_constraints, const btContactSolverInfo& info,
+                           btIDebugDraw* debug_drawer, btDispatcher* dispatcher) override;
+  void allSolved(const btContactSolverInfo& info, btIDebugDraw* debug_drawer) override;
+  void reset() override;
+
+  const MultiBodyImpactSolverConfig& config() const { return config_; }
+  /// Throws std::invalid_argument (validate) and keeps the old config then.
+  void set_config(MultiBodyImpactSolverConfig config);
+  const MultiBodyImpactStats& stats() const { return stats_; }
+
+  struct Impl;  ///< opaque
+
+ private:
+  MultiBodyImpactSolverConfig config_;
+  MultiBodyImpactStats stats_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace simpact::bullet

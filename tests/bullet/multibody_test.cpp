@@ -1,0 +1,387 @@
+// MultiBodyImpactSolver on Featherstone multibodies: a cradle of pendulums,
+// a two-link arm striking the ground with both links, a pendulum bob
+// striking a free rigid sphere (and the step order of the external-force
+// increment), the Routh law on a multibody, and bad input.
+#include <simpact/bullet/multibody_impact_solver.h>
+#include <simpact/propagative.h>
+#include <simpact_scenes/multibody_world.h>
+
+#include <BulletDynamics/Dynamics/btRigidBody.h>
+#include <BulletDynamics/Featherstone/btMultiBody.h>
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace {
+
+using simpact::bullet::ImpactLaw;
+using simpact::bullet::MultiBodyImpactReport;
+using simpact::bullet::MultiBodyImpactSolverConfig;
+using simpact::scenes::MultiBodyWorld;
+using simpact::scenes::MultiBodyWorldOptions;
+using simpact::scenes::RevoluteLink;
+
+constexpr bool kDouble = sizeof(btScalar) == sizeof(double);
+// Velocities and energies through one impact step. Double: the law is exact
+// up to a few reflections' rounding (~1e-15 relative) and Bullet's Jacobian
+// and ABA add ~1e-15; 1e-12 leaves three orders of margin. Float: Bullet's
+// btScalar state (positions, Jacobians, ABA) is ~1e-7 relative, amplified by
+// the dozen operations of a cluster; 1e-4 is three orders above that.
+constexpr double kTolerance = kDouble ? 1e-12 : 1e-4;
+constexpr double kStep = 1.0 / 240.0;
+constexpr double kGravity = simpact::scenes::kStandardGravity;
+// Overlap of "touching" spheres [m]: sphere–sphere contacts exist only at
+// distance ≤ 0, and 1e-7 m is a few float ulps at 0.1 m, far below anything
+// that changes the outcome (the no-push-out rule keeps it out of velocities).
+constexpr double kOverlap = 1e-7;
+
+MultiBodyWorldOptions options(ImpactLaw law = ImpactLaw::kPropagative, double gravity = kGravity) {
+  MultiBodyWorldOptions o;
+  o.config.law = law;
+  o.gravity = Eigen::Vector3d(0.0, -gravity, 0.0);
+  return o;
+}
+
+// (a) A cradle of n pendulums (L = 1 m, r = 5 cm, 1 kg, e = 1) whose first
+// bob swings in at 1 m/s: the rigid cradle's (0, …, 0, 1).
+std::vector<double> cradle(int n, bool simpact, std::vector<MultiBodyImpactReport>* reports,
+                           double* energy_before, double* energy_after) {
+  MultiBodyWorldOptions o = options();
+  o.simpact = simpact;
+  if (reports != nullptr) o.config.on_impact = [reports](const MultiBodyImpactReport& r) { reports->push_back(r); };
+  MultiBodyWorld world(o);
+  const double r = 0.05, length = 1.0;
+  std::vector<btMultiBody*> pendulums;
+  for (int i = 0; i < n; ++i) {
+    const double x = i * (2 * r - kOverlap);
+    pendulums.push_back(world.add_pendulum({x, length, 0}, {x, 0, 0}, r, 1.0, 1.0, i == 0 ? 1.0 / length : 0.0));
+  }
+  double before = 0.0, after = 0.0;
+  for (btMultiBody* p : pendulums) before += MultiBodyWorld::kinetic_energy(*p);
+  world.step(kStep);
+  std::vector<double> rates;
+  for (btMultiBody* p : pendulums) {
+    rates.push_back(MultiBodyWorld::joint_velocity(*p, 0));
+    after += MultiBodyWorld::kinetic_energy(*p);
+  }
+  if (energy_before != nullptr) *energy_before = before;
+  if (energy_after != nullptr) *energy_after = after;
+  return rates;
+}
+
+TEST(MultiBodyImpact, PendulumCradleMatchesRigidCradle) {
+  for (const int n : {3, 5}) {
+    SCOPED_TRACE("balls " + std::to_string(n));
+    std::vector<MultiBodyImpactReport> reports;
+    double before = 0.0, after = 0.0;
+    const std::vector<double> rates = cradle(n, true, &reports, &before, &after);
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_STREQ(reports[0].law, "propagative");
+    EXPECT_EQ(reports[0].multibodies.size(), static_cast<size_t>(n));
+    EXPECT_EQ(reports[0].contacts.size(), static_cast<size_t>(n - 1));
+    for (int i = 0; i < n; ++i) EXPECT_NEAR(rates[i], i == n - 1 ? 1.0 : 0.0, kTolerance) << "pendulum " << i;
+    EXPECT_NEAR(after, before, kTolerance * before);
+    EXPECT_NEAR(reports[0].energy_after, reports[0].energy_before, kTolerance * before);
+    EXPECT_NEAR(reports[0].energy_before, before, kTolerance * before);
+    std::printf("cradle %d: last rate %.17g, max |other| %.3g, energy error %.3g\n", n, rates[n - 1],
+                std::abs(*std::max_element(rates.begin(), rates.end() - 1,
+                                           [](double a, double b) { return std::abs(a) < std::abs(b); })),
+                (after - before) / before);
+  }
+}
+
+TEST(MultiBodyImpact, StockMultiBodySolverDoesNotGiveTheCradleOutcome) {
+  // What the test above guards against: Bullet's own multibody solver
+  // resolves the touching cradle in one LCP and spreads the momentum.
+  const std::vector<double> rates = cradle(3, false, nullptr, nullptr, nullptr);
+  const double deviation = std::abs(rates[0]) + std::abs(rates[1]) + std::abs(rates[2] - 1.0);
+  EXPECT_GT(deviation, 0.1) << rates[0] << " " << rates[1] << " " << rates[2];
+  std::printf("stock cradle 3: %.4f %.4f %.4f\n", rates[0], rates[1], rates[2]);
+}
+
+// The two-link arm of (b) and (d): hinges about z at the origin and at the
+// first bob, bobs (r = 5 cm) at x = 0.5 and 1.0 m resting on the plane
+// y = −r, links of 1 and 2 kg, joint rates (−1, −0.5) rad/s: both bobs
+// strike the ground at once.
+struct Arm {
+  static constexpr double kL1 = 0.5, kL2 = 0.5, kR = 0.05, kM1 = 1.0, kM2 = 2.0;
+  btMultiBody* mb = nullptr;
+  // The same arm by hand: M (θ1, θ2 relative) and the contact rows.
+  static Eigen::Matrix2d mass() {
+    const double i1 = 0.4 * kM1 * kR * kR, i2 = 0.4 * kM2 * kR * kR;
+    const Eigen::Vector2d a1(kL1, 0.0), a2(kL1 + kL2, kL2), w1(1.0, 0.0), w2(1.0, 1.0);
+    return kM1 * a1 * a1.transpose() + i1 * w1 * w1.transpose() + kM2 * a2 * a2.transpose() +
+           i2 * w2 * w2.transpose();
+  }
+  static Eigen::Matrix2d rows() {
+    Eigen::Matrix2d j;
+    j << kL1, 0.0, kL1 + kL2, kL2;  // upward velocity of each contact point
+    return j;
+  }
+};
+
+btMultiBody* add_arm(MultiBodyWorld& world, double restitution, double friction, Eigen::Vector2d rates) {
+  RevoluteLink l1, l2;
+  l1.pivot = {0, 0, 0};
+  l1.center = {Arm::kL1, 0, 0};
+  l1.mass = Arm::kM1;
+  l2.parent = 0;
+  l2.pivot = l1.center;
+  l2.center = {Arm::kL1 + Arm::kL2, 0, 0};
+  l2.mass = Arm::kM2;
+  for (RevoluteLink* l : {&l1, &l2}) {
+    l->radius = Arm::kR;
+    l->restitution = restitution;
+    l->friction = friction;
+  }
+  l1.joint_velocity = rates[0];
+  l2.joint_velocity = rates[1];
+  world.add_plane({0, 1, 0}, -Arm::kR, restitution, friction);
+  return world.add_fixed_base_chain({0, 0, 0}, {l1, l2});
+}
+
+Eigen::Vector2d rates_of(const btMultiBody& mb) {
+  return {MultiBodyWorld::joint_velocity(mb, 0), MultiBodyWorld::joint_velocity(mb, 1)};
+}
+
+TEST(MultiBodyImpact, TwoLinkArmStrikesGroundWithBothLinks) {
+  std::vector<MultiBodyImpactReport> reports;
+  MultiBodyWorldOptions o = options(ImpactLaw::kPropagative, 0.0);  // no force: v* = v
+  o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
+  MultiBodyWorld world(o);
+  const Eigen::Vector2d v(-1.0, -0.5);
+  btMultiBody* arm = add_arm(world, 1.0, 0.0, v);
+  const double before = MultiBodyWorld::kinetic_energy(*arm);
+  world.step(kStep);
+  ASSERT_EQ(reports.size(), 1u);
+  ASSERT_EQ(reports[0].contacts.size(), 2u);
+  const Eigen::Vector2d after = rates_of(*arm);
+
+  // The adapter's W = J M⁻¹ Jᵀ against the arm by hand: same outcome as the
+  // core law on the hand-built problem.
+  const simpact::ImpactProblem problem =
+      simpact::ImpactProblem::from_dense(Arm::mass().inverse(), Arm::rows(), v);
+  const simpact::ImpactResult expected = simpact::resolve(problem);
+  ASSERT_EQ(expected.status, simpact::Status::kSuccess);
+  const Eigen::VectorXd& v_expected = expected.outcomes[0].velocity;
+  EXPECT_NEAR(after[0], v_expected[0], kTolerance * 10);
+  EXPECT_NEAR(after[1], v_expected[1], kTolerance * 10);
+  EXPECT_GT((after - v).norm(), 0.5);  // the impact did change the rates
+  // Elastic: energy kept, contacts not approaching. The energy is taken in
+  // the impact configuration (the hand-built M, itself checked against
+  // Bullet's link velocities before the step): after the step the arm has
+  // moved and M(θ2) changed with it.
+  EXPECT_NEAR(0.5 * v.dot(Arm::mass() * v), before, kTolerance * before);
+  EXPECT_NEAR(0.5 * after.dot(Arm::mass() * after), before, kTolerance * 10 * before);
+  EXPECT_NEAR(reports[0].energy_after, reports[0].energy_before, kTolerance * 10 * before);
+  const Eigen::Vector2d u = Arm::rows() * after;
+  EXPECT_GE(u[0], -kTolerance);
+  EXPECT_GE(u[1], -kTolerance);
+  std::printf("arm: rates (%.15f, %.15f), expected (%.15f, %.15f), energy error %.3g\n", after[0], after[1],
+              v_expected[0], v_expected[1], (0.5 * after.dot(Arm::mass() * after) - before) / before);
+  EXPECT_GE(reports[0].contacts[0].impulse, 0.0);
+  EXPECT_GE(reports[0].contacts[1].impulse, 0.0);
+}
+
+// (c) A pendulum bob (1 kg, L = 1 m) at its lowest point, 1 rad/s, strikes a
+// free 1 kg sphere at rest beside it (e = 1). 1-D elastic collision with
+// the bob's effective mass m_eff = I_pivot / L²; the sphere falls under
+// gravity meanwhile.
+TEST(MultiBodyImpact, PendulumBobStrikesFreeRigidSphere) {
+  std::vector<MultiBodyImpactReport> reports;
+  MultiBodyWorldOptions o = options();
+  o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
+  MultiBodyWorld world(o);
+  const double r = 0.05, length = 1.0, m = 1.0, omega = 1.0;
+  btMultiBody* pendulum = world.add_pendulum({0, length, 0}, {0, 0, 0}, r, m, 1.0, omega);
+  simpact::scenes::BodyOptions sphere;
+  sphere.mass = 1.0;
+  sphere.restitution = 1.0;
+  sphere.position = {2 * r - kOverlap, 0, 0};
+  btRigidBody* ball = world.add_sphere(r, sphere);
+  world.step(kStep);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].multibodies.size(), 1u);
+  EXPECT_EQ(reports[0].rigid_bodies.size(), 1u);
+  const double inertia = m * length * length + 0.4 * m * r * r;  // about the pivot
+  const double m_eff = inertia / (length * length);
+  const double omega_after = omega * (m_eff - sphere.mass) / (m_eff + sphere.mass);
+  const double v_ball = 2.0 * m_eff / (m_eff + sphere.mass) * omega * length;
+  const btVector3 v = ball->getLinearVelocity();
+  EXPECT_NEAR(MultiBodyWorld::joint_velocity(*pendulum, 0), omega_after, kTolerance);
+  EXPECT_NEAR(double(v.x()), v_ball, kTolerance);
+  EXPECT_NEAR(double(v.y()), -kGravity * kStep, kTolerance);  // the base solver's gravity only
+  // Angular momentum about the pivot and kinetic energy (horizontal motion).
+  const double omega_now = MultiBodyWorld::joint_velocity(*pendulum, 0);
+  EXPECT_NEAR(inertia * omega_now + sphere.mass * length * double(v.x()), inertia * omega, kTolerance);
+  EXPECT_NEAR(0.5 * inertia * omega_now * omega_now + 0.5 * sphere.mass * double(v.x()) * double(v.x()),
+              0.5 * inertia * omega * omega, kTolerance);
+  EXPECT_NEAR(reports[0].energy_after, reports[0].energy_before, kTolerance);
+  std::printf("mixed: omega %.15f (expected %.15f), ball %.15f (expected %.15f)\n", omega_now, omega_after,
+              double(v.x()), v_ball);
+}
+
+// Step order: a tilted pendulum (gravity torque ≠ 0) strikes a free sphere
+// along an oblique normal. The law must see both bodies at mid-step,
+// ω* = ω + ½ h α and v* = v + ½ h g, and write back ω_end + δ and v + δ
+// (+ h g by the base solver), δ = v⁺ − v*.
+TEST(MultiBodyImpact, ExternalForceIncrementIsHalvedForBothBodyKinds) {
+  std::vector<MultiBodyImpactReport> reports;
+  MultiBodyWorldOptions o = options();
+  o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
+  MultiBodyWorld world(o);
+  const double r = 0.05, length = 1.0, m = 1.0, omega = 2.0, tilt = 0.3;
+  const Eigen::Vector3d pivot(0, length, 0);
+  const Eigen::Vector3d bob = pivot + length * Eigen::Vector3d(-std::sin(tilt), -std::cos(tilt), 0);
+  btMultiBody* pendulum = world.add_pendulum(pivot, bob, r, m, 1.0, omega);
+  const Eigen::Vector3d d = Eigen::Vector3d(1.0, -0.2, 0.0).normalized();
+  simpact::scenes::BodyOptions sphere;
+  sphere.mass = 0.5;
+  sphere.restitution = 1.0;
+  sphere.position = bob + (2 * r - kOverlap) * d;
+  sphere.velocity = {-0.1, 0.3, 0.0};
+  btRigidBody* ball = world.add_sphere(r, sphere);
+  world.step(kStep);
+  ASSERT_EQ(reports.size(), 1u);
+  const MultiBodyImpactReport& rep = reports[0];
+  ASSERT_EQ(rep.velocity_before.size(), 7);  // q̇ (1), then [v, ω] of the sphere
+  const double inertia = m * length * length + 0.4 * m * r * r;
+  const double alpha = m * kGravity * length * std::sin(tilt) / inertia;  // gravity torque / I
+  // Float: positions and the ABA in float, ~1e-7 relative.
+  const double tol = kDouble ? 1e-10 : 1e-4;
+  EXPECT_NEAR(rep.velocity_before[0], omega + 0.5 * kStep * alpha, tol);
+  EXPECT_NEAR(rep.velocity_before[1], sphere.velocity.x(), tol);
+  EXPECT_NEAR(rep.velocity_before[2], sphere.velocity.y() - 0.5 * kStep * kGravity, tol);
+  EXPECT_NEAR(rep.energy_after, rep.energy_before, kTolerance * 10 * rep.energy_before);
+  const Eigen::VectorXd delta = rep.velocity_after - rep.velocity_before;
+  EXPECT_GT(std::abs(delta[0]), 0.1);
+  EXPECT_NEAR(MultiBodyWorld::joint_velocity(*pendulum, 0), omega + kStep * alpha + delta[0], tol);
+  const btVector3 v = ball->getLinearVelocity();
+  EXPECT_NEAR(double(v.x()), sphere.velocity.x() + delta[1], tol);
+  EXPECT_NEAR(double(v.y()), sphere.velocity.y() - kStep * kGravity + delta[2], tol);
+  // Post-impact normal velocity (mid-step) not approaching.
+  const Eigen::VectorXd u = rep.normals * rep.velocity_after + rep.normal_offsets;
+  EXPECT_GE(u.minCoeff(), -kTolerance * 10);
+}
+
+// (d) The Routh law on the arm (μ = 0.5): every sample dissipates and ends
+// non-approaching. Two contacts on a 2-DOF arm: any inelastic outcome
+// stops it, so this checks the rows, not the sampling (next test).
+TEST(MultiBodyImpact, RouthSamplesOnTheArmDissipate) {
+  for (std::uint64_t seed = 0; seed < 5; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::vector<MultiBodyImpactReport> reports;
+    MultiBodyWorldOptions o = options(ImpactLaw::kRouth, 0.0);
+    o.config.seed = seed;
+    o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
+    MultiBodyWorld world(o);
+    btMultiBody* arm = add_arm(world, 0.0, 0.5, Eigen::Vector2d(-1.0, -0.5));
+    const double before = MultiBodyWorld::kinetic_energy(*arm);
+    world.step(kStep);
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_STREQ(reports[0].law, "routh");
+    EXPECT_EQ(world.impact_solver()->stats().routh_impacts, 1);
+    EXPECT_LT(reports[0].energy_after, 0.9 * reports[0].energy_before);
+    EXPECT_NEAR(reports[0].energy_before, before, kTolerance * 10 * before);
+    const Eigen::VectorXd u = reports[0].normals * reports[0].velocity_after + reports[0].normal_offsets;
+    EXPECT_GE(u.minCoeff(), -1e-9);
+    const double after = MultiBodyWorld::kinetic_energy(*arm);
+    EXPECT_LT(after, before);
+    const Eigen::Vector2d u_bullet = Arm::rows() * rates_of(*arm);
+    EXPECT_GE(u_bullet.minCoeff(), -1e-6);
+    std::printf("routh seed %d: energy %.6f -> %.6f, min u+ %.3g\n", static_cast<int>(seed),
+                reports[0].energy_before, reports[0].energy_after, u.minCoeff());
+  }
+}
+
+// (d, continued) Routh on a mixed cluster with one oblique frictional
+// contact: the tilted pendulum of the step-order test strikes the sphere
+// (μ = 0.5 each, so 0.25 combined). Inelastic: energy falls; friction spins
+// the sphere; the contact ends non-approaching.
+TEST(MultiBodyImpact, RouthOnPendulumAndSphereDissipatesAndSpins) {
+  for (std::uint64_t seed = 0; seed < 3; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::vector<MultiBodyImpactReport> reports;
+    MultiBodyWorldOptions o = options(ImpactLaw::kRouth);
+    o.config.seed = seed;
+    o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
+    MultiBodyWorld world(o);
+    const double r = 0.05, length = 1.0, tilt = 0.3;
+    const Eigen::Vector3d pivot(0, length, 0);
+    const Eigen::Vector3d bob = pivot + length * Eigen::Vector3d(-std::sin(tilt), -std::cos(tilt), 0);
+    RevoluteLink link;
+    link.pivot = pivot;
+    link.center = bob;
+    link.radius = r;
+    link.friction = 0.5;
+    link.joint_velocity = 2.0;
+    world.add_fixed_base_chain(pivot, {link});
+    simpact::scenes::BodyOptions sphere;
+    sphere.mass = 0.5;
+    sphere.friction = 0.5;
+    sphere.position = bob + (2 * r - kOverlap) * Eigen::Vector3d(1.0, -0.2, 0.0).normalized();
+    btRigidBody* ball = world.add_sphere(r, sphere);
+    world.step(kStep);
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_STREQ(reports[0].law, "routh");
+    EXPECT_LT(reports[0].energy_after, 0.95 * reports[0].energy_before);
+    EXPECT_GT(reports[0].energy_after, 0.0);
+    const Eigen::VectorXd u = reports[0].normals * reports[0].velocity_after + reports[0].normal_offsets;
+    EXPECT_GE(u.minCoeff(), -1e-9);
+    EXPECT_GT(std::abs(double(ball->getAngularVelocity().z())), 0.1);  // friction acted
+    std::printf("routh mixed seed %d: energy %.6f -> %.6f, spin %.4f\n", static_cast<int>(seed),
+                reports[0].energy_before, reports[0].energy_after, double(ball->getAngularVelocity().z()));
+  }
+}
+
+TEST(MultiBodyImpact, BadConfigurationNamesTheField) {
+  MultiBodyImpactSolverConfig config;
+  config.law = ImpactLaw::kAuto;
+  try {
+    simpact::bullet::validate(config);
+    FAIL() << "kAuto accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("law"), std::string::npos) << e.what();
+  }
+  config = {};
+  config.touch_tolerance = -1.0;
+  try {
+    simpact::bullet::MultiBodyImpactSolver solver(config);
+    FAIL() << "negative touch_tolerance accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("touch_tolerance"), std::string::npos) << e.what();
+  }
+  config = {};
+  config.routh.cone_directions = 1;
+  EXPECT_THROW(simpact::bullet::validate(config), std::invalid_argument);
+  EXPECT_THROW(add_arm(*std::make_unique<MultiBodyWorld>(), 1.0, 0.0, Eigen::Vector2d(std::nan(""), 0.0)),
+               std::invalid_argument);
+}
+
+TEST(MultiBodyImpact, UnattachedSolverLeavesMultibodyImpactsToBullet) {
+  std::vector<MultiBodyImpactReport> reports;
+  MultiBodyWorldOptions o = options();
+  o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
+  MultiBodyWorld world(o);
+  world.impact_solver()->detach();
+  const double r = 0.05;
+  btMultiBody* a = world.add_pendulum({0, 1, 0}, {0, 0, 0}, r, 1.0, 1.0, 1.0);
+  btMultiBody* b = world.add_pendulum({2 * r - kOverlap, 1, 0}, {2 * r - kOverlap, 0, 0}, r, 1.0, 1.0, 0.0);
+  world.step(kStep);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_STREQ(reports[0].law, "base_solver");
+  EXPECT_NE(reports[0].message.find("attach"), std::string::npos);
+  EXPECT_EQ(world.impact_solver()->stats().unattached, 1);
+  EXPECT_TRUE(std::isfinite(MultiBodyWorld::joint_velocity(*a, 0)));
+  EXPECT_GT(MultiBodyWorld::joint_velocity(*b, 0), 0.5);  // Bullet's own restitution still acts
+}
+
+}  // namespace
