@@ -65,7 +65,9 @@
 // falling boxes (32–48 redundant corner contacts, LCPs of 224–336
 // variables) Lemke's first path failed in 9–33 % of samples, and its two
 // retries with other covering vectors (core/lcp.h) brought that to 1 in 300
-// (tests/core/routh_test.cpp, RouthLargeClusters).
+// (tests/core/routh_test.cpp, RouthLargeClusters). Single-precision Bullet
+// geometry makes such rows only NEARLY dependent, which the retries do not
+// cure: a 16-contact column still failed on 3 of 5 seeds there.
 //
 // ── Algorithm 2, Approximate(h, x₀, ε, N, M) (002 §5.3) ─────────────────────
 // M independent samples on all cores; sample k is always sample(k), so the
