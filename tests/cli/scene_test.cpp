@@ -8,6 +8,7 @@
 #include <LinearMath/btScalar.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <cstdint>
 #include <functional>
@@ -150,6 +151,8 @@ TEST(CliScene, HelpDescribesTheCommand) {
   EXPECT_EQ(run(2, argv, in, out, err), kExitSuccess);
   EXPECT_NE(out.str().find("  scene "), std::string::npos);
   EXPECT_NE(out.str().find("scene input:"), std::string::npos);
+  EXPECT_NE(out.str().find("  multibodies "), std::string::npos);
+  EXPECT_NE(out.str().find("joint_velocity"), std::string::npos);
 }
 
 // A sphere striking the ground obliquely, touching it at the start, no
@@ -345,6 +348,305 @@ TEST(CliScene, MalformedScenesExit2NamingTheKey) {
     EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << "one line: " << result.err;
     EXPECT_NE(result.err.find(c.message), std::string::npos) << result.err;
   }
+}
+
+// ── Scenes with "multibodies" (MultiBodyWorld) ─────────────────────────────
+
+// Through one impact step on Featherstone pendulums, as
+// tests/bullet/multibody_test.cpp: double: the law is exact to a few
+// reflections' rounding (~1e-15 relative) and Bullet's Jacobian and ABA add
+// ~1e-15, so 1e-12 leaves three orders of margin; float: Bullet's btScalar
+// state is ~1e-7 relative, amplified by a cluster's dozen operations, and
+// 1e-4 is three orders above that. The JSON round trip is exact (nlohmann
+// prints doubles with 17 digits).
+constexpr double kJointExact = sizeof(btScalar) == sizeof(double) ? 1e-12 : 1e-4;
+// demos/data/multibody_cradle.json: pendulums of L = 1 m, r = 5 cm, 1 kg.
+constexpr double kLength = 1.0;
+constexpr double kRadius = 0.05;
+constexpr double kStep = 0.004166666666666667;
+constexpr double kGravity = 9.81;
+// The file's pivots are 2r − 1e-7 m apart: sphere–sphere contacts exist only
+// at distance ≤ 0, so "touching" bobs overlap by a few float ulps.
+constexpr double kOverlap = 1e-7;
+// A pendulum's moment of inertia about its pivot [kg m²] (bob mass 1): the
+// point mass at L plus the solid sphere's (2/5) m r².
+constexpr double kPivotInertia = kLength * kLength + 0.4 * kRadius * kRadius;
+
+std::vector<double> joint_rates(const Json& output) {
+  std::vector<double> rates;
+  for (const Json& mb : output["multibodies"]) {
+    for (const Json& rate : mb["joint_velocities"]) rates.push_back(rate.get<double>());
+  }
+  return rates;
+}
+
+double number(const Json& value) { return value.get<double>(); }
+
+TEST(CliScene, MultibodyCradleFileSendsTheLastPendulumAtTheStrikersRate) {
+  const Json output = scene_ok(load_scene("multibody_cradle.json"));
+  ASSERT_EQ(output["multibodies"].size(), 3u);
+  EXPECT_EQ(output["bodies"].size(), 0u);
+  const std::vector<double> rates = joint_rates(output);
+  ASSERT_EQ(rates.size(), 3u);
+  EXPECT_NEAR(rates[0], 0.0, kJointExact);
+  EXPECT_NEAR(rates[1], 0.0, kJointExact);
+  EXPECT_NEAR(rates[2], 1.0, kJointExact);
+  EXPECT_EQ(output["impacts"], 1);
+  EXPECT_EQ(output["routh_impacts"], 0);
+  // Before: the striker's ½ I ω² (solid-sphere inertia read), bobs at y = 0.
+  EXPECT_NEAR(number(output["energy_initial"]), 0.5 * kPivotInertia, kJointExact);
+  EXPECT_NEAR(number(output["multibodies"][0]["energy_initial"]), 0.5 * kPivotInertia,
+              kJointExact);
+  // After: the kinetic energy is kept exactly and has moved to the last
+  // pendulum; the step's rotation q = h q̇ raised that bob by L (1 − cos q).
+  double total = 0.0;
+  for (std::size_t k = 0; k < 3; ++k) {
+    SCOPED_TRACE("pendulum " + std::to_string(k));
+    const Json& mb = output["multibodies"][k];
+    ASSERT_EQ(mb["joint_positions"].size(), 1u);
+    ASSERT_EQ(mb["links"].size(), 1u);
+    const double q = number(mb["joint_positions"][0]);
+    EXPECT_NEAR(q, k == 2 ? kStep : 0.0, kJointExact);
+    const double rise = kLength * (1.0 - std::cos(q));
+    const double kinetic = k == 2 ? 0.5 * kPivotInertia : 0.0;
+    EXPECT_NEAR(number(mb["energy_final"]), kinetic + kGravity * rise, kJointExact);
+    total += number(mb["energy_final"]);
+    // The bob's centre, about the pivot (x_k, L, 0), and its velocity q̇ ẑ × r.
+    const Json& link = mb["links"][0];
+    EXPECT_NEAR(number(link["position"][0]),
+                static_cast<double>(k) * (2 * kRadius - kOverlap) + kLength * std::sin(q),
+                kJointExact);
+    EXPECT_NEAR(number(link["position"][1]), rise, kJointExact);
+    EXPECT_NEAR(number(link["velocity"][0]), rates[k] * std::cos(q), kJointExact);
+    EXPECT_NEAR(number(link["velocity"][1]), rates[k] * std::sin(q), kJointExact);
+  }
+  EXPECT_NEAR(number(output["energy_final"]), total, kJointExact);
+  // Deterministic, like every scene.
+  const std::string input = load_scene("multibody_cradle.json").dump();
+  EXPECT_EQ(run_scene_text(input).out, run_scene_text(input).out);
+}
+
+TEST(CliScene, StockMultibodySolverSpreadsTheCradlesMomentum) {
+  // What the test above guards against: Bullet's btMultiBodyConstraintSolver
+  // resolves the touching cradle in one LCP (multibody_test.cpp).
+  Json input = load_scene("multibody_cradle.json");
+  input["solver"] = "stock_si";
+  const Json output = scene_ok(input);
+  const std::vector<double> rates = joint_rates(output);
+  ASSERT_EQ(rates.size(), 3u);
+  EXPECT_GT(std::abs(rates[0]) + std::abs(rates[1]) + std::abs(rates[2] - 1.0), 0.1);
+  EXPECT_EQ(output["impacts"], 0);
+}
+
+TEST(CliScene, RouthLawOnTheMultibodyCradleIsInelastic) {
+  Json input = load_scene("multibody_cradle.json");
+  input["simpact"] = {{"law", "routh"}, {"seed", 4},
+                      {"routh", {{"cone_directions", 8}, {"sampler", "low_discrepancy"}}}};
+  const Json output = scene_ok(input);
+  EXPECT_EQ(output["impacts"], 1);
+  EXPECT_EQ(output["routh_impacts"], 1);
+  const std::vector<double> rates = joint_rates(output);
+  ASSERT_EQ(rates.size(), 3u);
+  // Equal pendulums struck along x at the bobs' height: Σ I q̇ is kept.
+  EXPECT_NEAR(rates[0] + rates[1] + rates[2], 1.0, kJointExact);
+  // Inelastic and frictionless in effect (the contacts do not slip): the
+  // sample ends with no contact approaching, all three together at a third
+  // of the striker's rate (the plastic outcome; seeds 0–7 all give it to
+  // rounding), so two thirds of the kinetic energy are lost.
+  for (const double rate : rates) EXPECT_NEAR(rate, 1.0 / 3.0, kJointExact);
+  EXPECT_LT(number(output["energy_final"]), 0.9 * number(output["energy_initial"]));
+}
+
+TEST(CliScene, PlasticMultibodyImpactsNeedResolvePlasticImpacts) {
+  Json input = load_scene("multibody_cradle.json");
+  for (Json& mb : input["multibodies"]) mb["links"][0]["restitution"] = 0;
+  // Left to Bullet's multibody solver, as the rigid adapter does.
+  EXPECT_EQ(scene_ok(input)["impacts"], 0);
+  // Resolved by the propagative law with R = 0: the Moreau projection, all
+  // three together at a third of the striker's rate.
+  input["simpact"] = {{"resolve_plastic_impacts", true}};
+  const Json output = scene_ok(input);
+  EXPECT_EQ(output["impacts"], 1);
+  for (const double rate : joint_rates(output)) EXPECT_NEAR(rate, 1.0 / 3.0, kJointExact);
+}
+
+TEST(CliScene, PendulumStrikesARigidSphere) {
+  // No gravity; the bob swings in at 1 m/s and strikes a 1 kg sphere at rest
+  // elastically. Along x the bob weighs m_eff = I / L² = kPivotInertia, so
+  // q̇⁺ = (m_eff − m)/(m_eff + m), v⁺ = 2 m_eff/(m_eff + m). The plane is
+  // far below and never touched.
+  const Json input = Json::parse(R"({
+    "gravity": [0, 0, 0], "dt": 0.004166666666666667, "steps": 1,
+    "bodies": [
+      {"shape": "plane", "normal": [0, 1, 0], "offset": -1, "restitution": 1},
+      {"shape": "sphere", "radius": 0.05, "position": [0.0999999, 0, 0], "restitution": 1,
+       "friction": 0, "never_sleep": true}
+    ],
+    "multibodies": [
+      {"links": [{"pivot": [0, 1, 0], "center": [0, 0, 0], "radius": 0.05,
+                  "restitution": 1, "friction": 0, "joint_velocity": 1}]}
+    ]
+  })");
+  const Json output = scene_ok(input);
+  ASSERT_EQ(output["bodies"].size(), 2u);
+  const double m_eff = kPivotInertia;
+  EXPECT_NEAR(number(output["multibodies"][0]["joint_velocities"][0]), (m_eff - 1) / (m_eff + 1),
+              kJointExact);
+  EXPECT_NEAR(number(output["bodies"][1]["velocity"][0]), 2 * m_eff / (m_eff + 1), kJointExact);
+  EXPECT_NEAR(number(output["bodies"][1]["velocity"][1]), 0.0, kJointExact);
+  EXPECT_NEAR(number(output["energy_final"]), number(output["energy_initial"]), kJointExact);
+  EXPECT_NEAR(number(output["energy_initial"]), 0.5 * kPivotInertia, kJointExact);
+  EXPECT_EQ(output["impacts"], 1);
+}
+
+TEST(CliScene, ChainLinksHangFromTheirParents) {
+  // Two links about z: link 0 hinged at the origin with its bob at x = 0.5,
+  // link 1 hinged at that bob with its own at x = 1. Only joint 0 turns
+  // (1 rad/s), so both bobs turn about the origin: link 1 moves at 1 m/s
+  // along y, not at rest as it would hanging from the base.
+  const Json input = Json::parse(R"({
+    "gravity": [0, 0, 0], "dt": 0.01, "steps": 0,
+    "multibodies": [
+      {"base": {"type": "fixed", "position": [0, 0, 0]},
+       "links": [{"parent": -1, "pivot": [0, 0, 0], "center": [0.5, 0, 0], "radius": 0.05,
+                  "mass": 1, "joint_velocity": 1},
+                 {"parent": 0, "pivot": [0.5, 0, 0], "center": [1, 0, 0], "radius": 0.05,
+                  "mass": 2}]}
+    ]
+  })");
+  const Json output = scene_ok(input);
+  const Json& links = output["multibodies"][0]["links"];
+  ASSERT_EQ(links.size(), 2u);
+  EXPECT_NEAR(number(links[0]["velocity"][1]), 0.5, kJointExact);
+  EXPECT_NEAR(number(links[1]["velocity"][1]), 1.0, kJointExact);
+  EXPECT_NEAR(number(links[1]["position"][0]), 1.0, kJointExact);
+  // ½ Σ (m v² + I ω²), both spheres spinning at 1 rad/s.
+  const double spin = 0.4 * kRadius * kRadius;
+  EXPECT_NEAR(number(output["energy_initial"]),
+              0.5 * (1 * 0.25 + 1 * spin + 2 * 1.0 + 2 * spin), kJointExact);
+}
+
+TEST(CliScene, MalformedMultibodyScenesExit2NamingTheProblem) {
+  const std::vector<Malformed> cases = {
+      {"empty multibodies", [](Json& s) { s["multibodies"] = Json::array(); },
+       R"("multibodies" must have at least one multibody)"},
+      {"multibodies not an array", [](Json& s) { s["multibodies"] = 3; },
+       R"("multibodies" must be an array)"},
+      {"unknown multibody key", [](Json& s) { s["multibodies"][1]["joints"] = Json::array(); },
+       R"("multibodies" entry 1: unknown key "joints")"},
+      {"missing links", [](Json& s) { s["multibodies"][0].erase("links"); },
+       R"("multibodies" entry 0: missing required key "links")"},
+      {"no links", [](Json& s) { s["multibodies"][0]["links"] = Json::array(); },
+       R"("multibodies" entry 0: "links" must have at least one link)"},
+      {"free base", [](Json& s) { s["multibodies"][2]["base"]["type"] = "free"; },
+       R"("multibodies" entry 2: "base" type "free" is not supported in a scene with "multibodies")"},
+      {"unknown base type", [](Json& s) { s["multibodies"][0]["base"]["type"] = "floating"; },
+       R"("multibodies" entry 0: "type" must be one of: fixed)"},
+      {"base mass", [](Json& s) { s["multibodies"][0]["base"]["mass"] = 1; },
+       R"("multibodies" entry 0: unknown key "mass")"},
+      {"prismatic joint", [](Json& s) { s["multibodies"][0]["links"][0]["joint"] = "prismatic"; },
+       R"("multibodies" entry 0: "links" entry 0: "joint" "prismatic" is not supported)"},
+      {"unknown joint", [](Json& s) { s["multibodies"][0]["links"][0]["joint"] = "hinge"; },
+       R"("links" entry 0: "joint" must be one of: revolute)"},
+      {"misspelt link key", [](Json& s) { s["multibodies"][0]["links"][0]["centre"] = {0, 0, 0}; },
+       R"("links" entry 0: unknown key "centre")"},
+      {"link 0 with a link parent", [](Json& s) { s["multibodies"][0]["links"][0]["parent"] = 0; },
+       R"("links" entry 0: "parent" must be the base or an earlier link, -1: link 0 hangs)"},
+      {"parent -2", [](Json& s) { s["multibodies"][0]["links"][0]["parent"] = -2; },
+       R"("parent" must be the base or an earlier link)"},
+      {"later parent",
+       [](Json& s) {
+         Json second = s["multibodies"][0]["links"][0];
+         second["parent"] = 1;
+         s["multibodies"][0]["links"].push_back(second);
+       },
+       R"("links" entry 1: "parent" must be the base or an earlier link, -1 (the base) to 0 (got 1))"},
+      {"zero axis", [](Json& s) { s["multibodies"][0]["links"][0]["axis"] = {0, 0, 0}; },
+       R"("links" entry 0: "axis" must not be zero)"},
+      {"short pivot", [](Json& s) { s["multibodies"][0]["links"][0]["pivot"] = {0, 1}; },
+       R"("links" entry 0: "pivot" has 2 entries, expected 3)"},
+      {"missing center", [](Json& s) { s["multibodies"][0]["links"][0].erase("center"); },
+       R"("links" entry 0: missing required key "center")"},
+      {"zero mass", [](Json& s) { s["multibodies"][0]["links"][0]["mass"] = 0; },
+       R"("links" entry 0: "mass" must be > 0)"},
+      {"missing radius", [](Json& s) { s["multibodies"][0]["links"][0].erase("radius"); },
+       R"("links" entry 0: missing required key "radius")"},
+      {"restitution above 1", [](Json& s) { s["multibodies"][0]["links"][0]["restitution"] = 1.5; },
+       R"("links" entry 0: "restitution" must be in [0, 1])"},
+      {"negative friction", [](Json& s) { s["multibodies"][0]["links"][0]["friction"] = -1; },
+       R"("links" entry 0: "friction" must be >= 0)"},
+      {"joint velocity not a number",
+       [](Json& s) { s["multibodies"][0]["links"][0]["joint_velocity"] = "fast"; },
+       R"("links" entry 0: "joint_velocity" is not a number)"},
+      {"law auto", [](Json& s) { s["simpact"] = {{"law", "auto"}}; },
+       R"("law" "auto" is not supported in a scene with "multibodies")"},
+      {"simpact base", [](Json& s) { s["simpact"] = {{"base", "stock_si"}}; },
+       R"("base" is not supported in a scene with "multibodies")"},
+      {"routh max_contacts",
+       [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"max_contacts", 3}}}}; },
+       R"("max_contacts" is not supported in a scene with "multibodies")"},
+      {"unknown routh key",
+       [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"directions", 4}}}}; },
+       R"(unknown key "directions")"},
+      {"resolve_plastic_impacts not a boolean",
+       [](Json& s) { s["simpact"] = {{"resolve_plastic_impacts", 1}}; },
+       R"("resolve_plastic_impacts" must be true or false)"},
+      {"unknown simpact key", [](Json& s) { s["simpact"] = {{"threshold", 1}}; },
+       R"(unknown key "threshold")"},
+      {"other stock solver", [](Json& s) { s["solver"] = "stock_nncg"; },
+       R"("solver" must be one of: stock_si, simpact in a scene with "multibodies" (got "stock_nncg"))"},
+      {"simpact keys for the stock solver",
+       [](Json& s) {
+         s["solver"] = "stock_si";
+         s["simpact"] = {{"law", "routh"}};
+       },
+       R"("simpact" configures solver "simpact" only)"},
+      {"rigid joints", [](Json& s) { s["joints"] = Json::array(); },
+       R"("joints" is not supported in a scene with "multibodies")"},
+      {"minimum restitution combiner", [](Json& s) { s["restitution_combiner"] = "minimum"; },
+       R"("restitution_combiner" "minimum" is not supported in a scene with "multibodies")"},
+      {"box body",
+       [](Json& s) { s["bodies"] = {{{"shape", "box"}, {"half_extents", {1, 1, 1}}}}; },
+       R"("bodies" entry 0: "shape" "box" is not supported in a scene with "multibodies")"},
+      {"kinematic sphere",
+       [](Json& s) {
+         s["bodies"] = {{{"shape", "sphere"}, {"radius", 1}, {"mass", 0}, {"kinematic", true}}};
+       },
+       R"("bodies" entry 0: "kinematic" is not supported in a scene with "multibodies")"},
+      {"locked sphere",
+       [](Json& s) {
+         s["bodies"] = {{{"shape", "sphere"}, {"radius", 1}, {"linear_factor", {1, 0, 0}}}};
+       },
+       R"("bodies" entry 0: "linear_factor" is not supported in a scene with "multibodies")"},
+      {"moved plane",
+       [](Json& s) {
+         s["bodies"] = {{{"shape", "plane"}, {"normal", {0, 1, 0}}, {"offset", -1},
+                         {"position", {0, 1, 0}}}};
+       },
+       R"("bodies" entry 0: "position" of a plane is not supported)"},
+      {"misspelt body key",
+       [](Json& s) { s["bodies"] = {{{"shape", "sphere"}, {"radius", 1}, {"mas", 1}}}; },
+       R"("bodies" entry 0: unknown key "mas")"},
+  };
+  for (const Malformed& c : cases) {
+    SCOPED_TRACE(c.what);
+    Json input = load_scene("multibody_cradle.json");
+    c.edit(input);
+    const SceneRun result = run_scene_text(input.dump());
+    EXPECT_EQ(result.exit_code, kExitInputError);
+    EXPECT_EQ(result.out, "");
+    EXPECT_EQ(result.err.rfind("error: ", 0), 0u) << result.err;
+    EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << "one line: " << result.err;
+    EXPECT_NE(result.err.find(c.message), std::string::npos) << result.err;
+  }
+  // A multibody-only key in a rigid scene is named as such.
+  Json rigid = load_scene("newtons_cradle.scene.json");
+  rigid["simpact"] = {{"resolve_plastic_impacts", true}};
+  const SceneRun result = run_scene_text(rigid.dump());
+  EXPECT_EQ(result.exit_code, kExitInputError);
+  EXPECT_NE(result.err.find(R"("resolve_plastic_impacts" is for a scene with "multibodies" only)"),
+            std::string::npos)
+      << result.err;
 }
 
 TEST(CliScene, SyntaxErrorsExit2) {

@@ -4,12 +4,17 @@
 #include <simpact/routh.h>
 #include <simpact_cli/cli.h>
 #include <simpact_scenes/bullet_world.h>
+#include <simpact_scenes/multibody_world.h>
 
 #include <BulletDynamics/Dynamics/btRigidBody.h>
+#include <BulletDynamics/Featherstone/btMultiBody.h>
+#include <BulletDynamics/Featherstone/btMultiBodyLinkCollider.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,14 +24,19 @@ namespace {
 
 using scenes::BodyOptions;
 using scenes::BulletWorld;
+using scenes::MultiBodyWorld;
+using scenes::MultiBodyWorldOptions;
+using scenes::RevoluteLink;
 using scenes::SolverKind;
 using scenes::WorldOptions;
 
 const std::vector<std::string> kSceneKeys = {
-    "bodies", "dt", "steps", "gravity", "solver", "simpact", "restitution_combiner", "joints",
+    "bodies", "dt",     "steps",       "gravity", "solver", "simpact", "restitution_combiner",
+    "joints", "multibodies",
 };
 const std::vector<std::string> kSimpactKeys = {
     "policy", "seed", "base", "impact_threshold", "touch_tolerance", "max_reflections", "law", "routh",
+    "resolve_plastic_impacts",
 };
 const std::vector<std::string> kRouthKeys = {
     "step", "max_steps", "cone_directions", "sampler", "max_contacts",
@@ -37,6 +47,22 @@ const std::vector<std::string> kBodyKeys = {
     "friction",    "linear_factor", "angular_factor", "never_sleep",
 };
 const std::vector<std::string> kJointKeys = {"type", "body", "pivot_world"};
+const std::vector<std::string> kMultiBodyKeys = {"base", "links"};
+const std::vector<std::string> kBaseKeys = {"type", "position"};
+const std::vector<std::string> kLinkKeys = {
+    "parent", "joint", "pivot", "axis", "center", "mass", "radius", "restitution", "friction",
+    "joint_velocity",
+};
+// A scene with "multibodies" runs in a MultiBodyWorld: fixed bases,
+// revolute joints and sphere colliders at the links' centres of mass, free
+// rigid spheres and static planes. These keys of a rigid scene have no
+// counterpart there and are rejected by name instead of being ignored.
+const std::vector<std::string> kRigidOnlyBodyKeys = {"kinematic", "linear_factor", "angular_factor"};
+const std::vector<std::string> kRigidOnlyPlaneKeys = {"position", "orientation", "never_sleep"};
+// Bullet's other multibody joint types and base kind: named so that asking
+// for them says "not supported" rather than "unknown".
+const std::vector<std::string> kUnsupportedJoints = {"prismatic", "spherical", "planar", "fixed"};
+const char* const kMultibodyScene = "a scene with \"multibodies\"";
 
 struct Shape {
   const char* name;
@@ -134,19 +160,29 @@ int read_int_in(const Json& object, const std::string& key, int minimum, int max
   return static_cast<int>(value);
 }
 
-bullet::ImpactLaw read_law(const Json& object) {
+bullet::ImpactLaw read_law(const Json& object, bool multibody) {
   const std::string name = read_string(object, "law");
   for (bullet::ImpactLaw law : kLaws) {
-    if (name == bullet::to_string(law)) return law;
+    if (name != bullet::to_string(law)) continue;
+    if (multibody && law == bullet::ImpactLaw::kAuto) {
+      // MultiBodyImpactSolver has no blend (validate() rejects kAuto).
+      throw InputError(quote("law") + " " + quote(name) + " is not supported in " +
+                       kMultibodyScene + " (propagative or routh)");
+    }
+    return law;
   }
   std::vector<std::string> names;
   for (bullet::ImpactLaw law : kLaws) names.emplace_back(bullet::to_string(law));
   throw not_one_of("law", names, name);
 }
 
-void read_routh(const Json& object, bullet::RouthSettings& routh) {
+void read_routh(const Json& object, bullet::RouthSettings& routh, bool multibody) {
   require_object(object, quote("routh"));
   check_keys(object, kRouthKeys);
+  if (multibody && object.contains("max_contacts")) {
+    // MultiBodyImpactSolver resolves every Routh cluster, whatever its size.
+    throw InputError(quote("max_contacts") + " is not supported in " + kMultibodyScene);
+  }
   if (object.contains("step")) routh.step = read_at_least_zero(object, "step");
   if (object.contains("max_steps")) {
     routh.max_steps = read_int_in(object, "max_steps", 1, std::numeric_limits<int>::max());
@@ -171,21 +207,20 @@ void read_routh(const Json& object, bullet::RouthSettings& routh) {
   }
 }
 
-void read_simpact(const Json& object, WorldOptions& options) {
-  require_object(object, quote("simpact"));
-  check_keys(object, kSimpactKeys);
-  bullet::ImpactSolverConfig& config = options.simpact;
-  if (object.contains("law")) config.law = read_law(object);
+/// The "simpact" object into the fields ImpactSolverConfig and
+/// MultiBodyImpactSolverConfig share; `multibody` picks which scene it is.
+template <class Config>
+void read_simpact_config(const Json& object, Config& config, bool multibody) {
+  if (object.contains("law")) config.law = read_law(object, multibody);
   if (object.contains("routh")) {
     if (config.law == bullet::ImpactLaw::kPropagative) {
       throw InputError(quote("routh") + " configures law \"routh\" or \"auto\" only (law is " +
                        quote(bullet::to_string(config.law)) + ")");
     }
-    read_routh(object["routh"], config.routh);
+    read_routh(object["routh"], config.routh, multibody);
   }
   if (object.contains("policy")) config.policy = read_policy(object);
   if (object.contains("seed")) config.seed = read_unsigned(object, "seed");
-  if (object.contains("base")) options.base = read_solver(object, "base", false);
   if (object.contains("impact_threshold")) {
     config.impact_threshold = read_at_least_zero(object, "impact_threshold");
   }
@@ -195,6 +230,16 @@ void read_simpact(const Json& object, WorldOptions& options) {
   if (object.contains("max_reflections")) {
     config.max_reflections = read_integer(object, "max_reflections", 0);
   }
+}
+
+void read_simpact(const Json& object, WorldOptions& options) {
+  require_object(object, quote("simpact"));
+  check_keys(object, kSimpactKeys);
+  if (object.contains("resolve_plastic_impacts")) {
+    throw InputError(quote("resolve_plastic_impacts") + " is for " + kMultibodyScene + " only");
+  }
+  read_simpact_config(object, options.simpact, false);
+  if (object.contains("base")) options.base = read_solver(object, "base", false);
 }
 
 WorldOptions read_world_options(const Json& input) {
@@ -307,6 +352,256 @@ void add_joint(BulletWorld& world, const Json& joint) {
 
 Json to_json(const Eigen::Vector3d& v) { return Json::array({v.x(), v.y(), v.z()}); }
 
+// ── Scenes with "multibodies": a MultiBodyWorld ─────────────────────────────
+
+[[noreturn]] void unsupported(const std::string& what, const std::string& why) {
+  throw InputError(what + " is not supported in " + kMultibodyScene + " (" + why + ")");
+}
+
+MultiBodyWorldOptions read_multibody_world_options(const Json& input) {
+  if (input.contains("joints")) {
+    unsupported(quote("joints"), "rigid point2point joints are not part of MultiBodyWorld");
+  }
+  MultiBodyWorldOptions options;
+  if (input.contains("solver")) {
+    // MultiBodyWorld runs Bullet's btMultiBodyConstraintSolver (sequential
+    // impulses) or MultiBodyImpactSolver in front of it.
+    const std::string name = read_string(input, "solver");
+    const std::string stock = to_string(SolverKind::kStockSi);
+    const std::string simpact = to_string(SolverKind::kSimpact);
+    if (name != stock && name != simpact) {
+      throw InputError(quote("solver") + " must be one of: " + stock + ", " + simpact + " in " +
+                       kMultibodyScene + " (got " + quote(name) + ")");
+    }
+    options.simpact = name == simpact;
+  }
+  if (input.contains("simpact")) {
+    if (!options.simpact) {
+      throw InputError(quote("simpact") + " configures solver \"simpact\" only (solver is " +
+                       quote(to_string(SolverKind::kStockSi)) + ")");
+    }
+    const Json& object = input["simpact"];
+    require_object(object, quote("simpact"));
+    check_keys(object, kSimpactKeys);
+    if (object.contains("base")) {
+      unsupported(quote("base"), "MultiBodyImpactSolver always runs Bullet's multibody solver");
+    }
+    read_simpact_config(object, options.config, true);
+    if (object.contains("resolve_plastic_impacts")) {
+      options.config.resolve_plastic_impacts = read_bool(object, "resolve_plastic_impacts");
+    }
+  }
+  options.gravity = read_vector3_or(input, "gravity", options.gravity);
+  if (input.contains("restitution_combiner")) {
+    const std::string name = read_string(input, "restitution_combiner");
+    if (name == "minimum") {
+      unsupported(quote("restitution_combiner") + " \"minimum\"",
+                  "MultiBodyWorld keeps Bullet's product");
+    }
+    if (name != "product") throw not_one_of("restitution_combiner", {"product", "minimum"}, name);
+  }
+  return options;
+}
+
+/// A rigid body of a multibody scene: a sphere or a static plane.
+btRigidBody* add_multibody_scene_body(MultiBodyWorld& world, const Json& body) {
+  require_object(body, "a body");
+  const Shape& shape = read_shape(body);
+  std::vector<std::string> allowed = kBodyKeys;
+  allowed.insert(allowed.end(), shape.keys.begin(), shape.keys.end());
+  check_keys(body, allowed);
+  const std::string name = shape.name;
+  if (name == "box") {
+    unsupported(quote("shape") + " \"box\"", "only spheres and planes next to multibodies");
+  }
+  for (const std::string& key : kRigidOnlyBodyKeys) {
+    if (body.contains(key)) unsupported(quote(key), "MultiBodyWorld bodies are dynamic or static");
+  }
+  if (name == "plane") {
+    for (const std::string& key : kRigidOnlyPlaneKeys) {
+      if (body.contains(key)) unsupported(quote(key) + " of a plane", "the plane is normal.x = offset");
+    }
+  }
+  const BodyOptions options = read_body_options(body, name == "plane");
+  if (name == "sphere") return world.add_sphere(read_positive(body, "radius"), options);
+  const Eigen::Vector3d normal = read_vector3(body, "normal");
+  if (normal.norm() == 0.0) throw InputError(quote("normal") + " must not be zero");
+  return world.add_plane(normal, read_number(body, "offset"), options.restitution, options.friction);
+}
+
+void read_base(const Json& base, Eigen::Vector3d& position) {
+  require_object(base, quote("base"));
+  check_keys(base, kBaseKeys);
+  if (base.contains("type")) {
+    const std::string type = read_string(base, "type");
+    if (type == "free") {
+      unsupported(quote("base") + " type \"free\"", "simpact scene builds fixed-base multibodies");
+    }
+    if (type != "fixed") throw not_one_of("type", {"fixed"}, type);
+  }
+  position = read_vector3_or(base, "position", position);
+}
+
+/// -1 (the fixed base) or the index of an earlier link of the same multibody.
+int read_parent(const Json& link, std::size_t index) {
+  const Json& value = require(link, "parent");
+  if (value.is_number_integer() && value.get<std::int64_t>() == -1) return -1;
+  const std::optional<std::uint64_t> parent =
+      value.is_number_unsigned() ? std::optional<std::uint64_t>(value.get<std::uint64_t>())
+                                 : std::nullopt;
+  if (!parent || *parent >= index) {
+    const std::string range =
+        index == 0 ? "-1: link 0 hangs from the base" : "-1 (the base) to " + std::to_string(index - 1);
+    throw InputError(quote("parent") + " must be the base or an earlier link, " + range + " (got " +
+                     excerpt(value) + ")");
+  }
+  return static_cast<int>(*parent);
+}
+
+RevoluteLink read_link(const Json& link, std::size_t index) {
+  require_object(link, "a link");
+  check_keys(link, kLinkKeys);
+  RevoluteLink result;
+  if (link.contains("joint")) {
+    const std::string joint = read_string(link, "joint");
+    if (std::find(kUnsupportedJoints.begin(), kUnsupportedJoints.end(), joint) !=
+        kUnsupportedJoints.end()) {
+      unsupported(quote("joint") + " " + quote(joint), "simpact scene builds revolute links");
+    }
+    if (joint != "revolute") throw not_one_of("joint", {"revolute"}, joint);
+  }
+  if (link.contains("parent")) result.parent = read_parent(link, index);
+  result.pivot = read_vector3(link, "pivot");
+  result.axis = read_vector3_or(link, "axis", result.axis);
+  if (result.axis.norm() == 0.0) throw InputError(quote("axis") + " must not be zero");
+  result.center = read_vector3(link, "center");
+  if (link.contains("mass")) result.mass = read_positive(link, "mass");
+  result.radius = read_positive(link, "radius");
+  if (link.contains("restitution")) {
+    result.restitution = read_at_least_zero(link, "restitution");
+    if (result.restitution > 1.0) reject("restitution", "in [0, 1]", result.restitution);
+  }
+  if (link.contains("friction")) result.friction = read_at_least_zero(link, "friction");
+  if (link.contains("joint_velocity")) result.joint_velocity = read_number(link, "joint_velocity");
+  return result;
+}
+
+btMultiBody* add_multibody(MultiBodyWorld& world, const Json& multibody) {
+  require_object(multibody, "a multibody");
+  check_keys(multibody, kMultiBodyKeys);
+  Eigen::Vector3d base_position = Eigen::Vector3d::Zero();
+  if (multibody.contains("base")) read_base(multibody["base"], base_position);
+  const Json& links = read_array(multibody, "links");
+  if (links.empty()) throw InputError(quote("links") + " must have at least one link");
+  std::vector<RevoluteLink> chain;
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    in_entry("links", i, [&] { chain.push_back(read_link(links[i], i)); });
+  }
+  return world.add_fixed_base_chain(base_position, chain);
+}
+
+/// −m g·x, zero at the origin, as BulletWorld::potential_energy.
+double potential_energy(double mass, const Eigen::Vector3d& gravity,
+                        const Eigen::Vector3d& position) {
+  return -mass * gravity.dot(position);
+}
+
+Eigen::Vector3d link_position(const btMultiBody& mb, int link) {
+  // The collider is the link's sphere, centred at its centre of mass;
+  // btMultiBodyDynamicsWorld moves it to the link at the end of every step.
+  return scenes::to_eigen(mb.getLinkCollider(link)->getWorldTransform().getOrigin());
+}
+
+/// Kinetic (Bullet's own link velocities) plus gravitational potential.
+double multibody_energy(const btMultiBody& mb, const Eigen::Vector3d& gravity) {
+  double energy = MultiBodyWorld::kinetic_energy(mb);
+  for (int i = 0; i < mb.getNumLinks(); ++i) {
+    energy += potential_energy(double(mb.getLinkMass(i)), gravity, link_position(mb, i));
+  }
+  return energy;
+}
+
+/// Kinetic plus potential of a dynamic rigid body; 0 for static ones.
+double rigid_energy(const btRigidBody& body, const Eigen::Vector3d& gravity) {
+  if (body.isStaticOrKinematicObject()) return 0.0;
+  return scenes::kinetic_energy(body) +
+         potential_energy(double(body.getMass()), gravity, scenes::position(body));
+}
+
+Json rigid_state(const btRigidBody& body) {
+  return {{"position", to_json(scenes::position(body))},
+          {"velocity", to_json(scenes::velocity(body))},
+          {"angular_velocity", to_json(scenes::angular_velocity(body))}};
+}
+
+Json multibody_scene_json(const Json& input, double dt, std::int64_t steps) {
+  const MultiBodyWorldOptions options = read_multibody_world_options(input);
+  MultiBodyWorld world(options);
+
+  std::vector<btRigidBody*> rigid;
+  if (input.contains("bodies")) {
+    const Json& bodies = read_array(input, "bodies");
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+      in_entry("bodies", i, [&] { rigid.push_back(add_multibody_scene_body(world, bodies[i])); });
+    }
+  }
+  const Json& multibodies = read_array(input, "multibodies");
+  if (multibodies.empty()) {
+    throw InputError(quote("multibodies") + " must have at least one multibody");
+  }
+  std::vector<btMultiBody*> chains;
+  for (std::size_t i = 0; i < multibodies.size(); ++i) {
+    in_entry("multibodies", i, [&] { chains.push_back(add_multibody(world, multibodies[i])); });
+  }
+
+  const Eigen::Vector3d& gravity = options.gravity;
+  std::vector<double> initial;
+  double energy_initial = 0.0;
+  for (const btRigidBody* body : rigid) energy_initial += rigid_energy(*body, gravity);
+  for (const btMultiBody* mb : chains) {
+    initial.push_back(multibody_energy(*mb, gravity));
+    energy_initial += initial.back();
+  }
+
+  for (std::int64_t i = 0; i < steps; ++i) world.step(dt);
+
+  Json states = Json::array();
+  double energy_final = 0.0;
+  for (const btRigidBody* body : rigid) {
+    states.push_back(rigid_state(*body));
+    energy_final += rigid_energy(*body, gravity);
+  }
+  Json multibody_states = Json::array();
+  for (std::size_t k = 0; k < chains.size(); ++k) {
+    const btMultiBody& mb = *chains[k];
+    Json positions = Json::array();
+    Json velocities = Json::array();
+    Json links = Json::array();
+    for (int i = 0; i < mb.getNumLinks(); ++i) {
+      positions.push_back(double(mb.getJointPos(i)));
+      velocities.push_back(MultiBodyWorld::joint_velocity(mb, i));
+      links.push_back({{"position", to_json(link_position(mb, i))},
+                       {"velocity", to_json(MultiBodyWorld::link_velocity(mb, i))}});
+    }
+    const double energy = multibody_energy(mb, gravity);
+    energy_final += energy;
+    multibody_states.push_back({{"joint_positions", std::move(positions)},
+                                {"joint_velocities", std::move(velocities)},
+                                {"links", std::move(links)},
+                                {"energy_initial", initial[k]},
+                                {"energy_final", energy}});
+  }
+  const bullet::MultiBodyImpactSolver* solver = world.impact_solver();
+  Json output;
+  output["bodies"] = std::move(states);
+  output["multibodies"] = std::move(multibody_states);
+  output["energy_initial"] = energy_initial;
+  output["energy_final"] = energy_final;
+  output["impacts"] = solver != nullptr ? solver->stats().impacts : 0;
+  output["routh_impacts"] = solver != nullptr ? solver->stats().routh_impacts : 0;
+  return output;
+}
+
 }  // namespace
 
 Json scene_json(const Json& input) {
@@ -314,6 +609,7 @@ Json scene_json(const Json& input) {
   check_keys(input, kSceneKeys);
   const double dt = read_positive(input, "dt");
   const std::int64_t steps = read_integer(input, "steps", 0);
+  if (input.contains("multibodies")) return multibody_scene_json(input, dt, steps);
   BulletWorld world(read_world_options(input));
 
   const Json& bodies = read_array(input, "bodies");
@@ -332,11 +628,7 @@ Json scene_json(const Json& input) {
   for (std::int64_t i = 0; i < steps; ++i) world.step(dt);
 
   Json states = Json::array();
-  for (const btRigidBody* body : world.bodies()) {
-    states.push_back({{"position", to_json(scenes::position(*body))},
-                      {"velocity", to_json(scenes::velocity(*body))},
-                      {"angular_velocity", to_json(scenes::angular_velocity(*body))}});
-  }
+  for (const btRigidBody* body : world.bodies()) states.push_back(rigid_state(*body));
   Json output;
   output["bodies"] = std::move(states);
   output["energy_initial"] = energy_initial;

@@ -2,9 +2,18 @@
 // final state out.
 //
 // The world is a simpact::scenes::BulletWorld (demos/scenes), so the command
-// runs exactly what the demos and the Bullet scenario tests run. Every key is
-// checked: an unknown or misspelt key is an error naming it, and errors
-// inside "bodies" or "joints" name the entry ("bodies" entry 2: ...).
+// runs exactly what the demos and the Bullet scenario tests run. A scene
+// with "multibodies" runs instead in a simpact::scenes::MultiBodyWorld (a
+// btMultiBodyDynamicsWorld with MultiBodyImpactSolver, or Bullet's
+// btMultiBodyConstraintSolver for solver stock_si): fixed-base multibodies
+// of revolute links with sphere colliders, next to rigid spheres and static
+// planes. What the command does not build there (free bases, prismatic and
+// other joints, boxes, kinematic bodies, rigid joints, the minimum
+// restitution combiner, law auto) is an error naming the feature, never
+// approximated.
+// Every key is checked: an unknown or misspelt key is an error naming it,
+// and errors inside "bodies", "joints", "multibodies" or "links" name the
+// entry ("multibodies" entry 1: "links" entry 0: ...).
 #pragma once
 
 #include <simpact_cli/json_input.h>
@@ -15,7 +24,8 @@
 namespace simpact::cli {
 
 inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object with the keys
-  bodies               list of bodies (below), at least one
+  bodies               list of bodies (below), at least one unless the
+                       scene has multibodies
   dt                   step [s] > 0; every step is stepSimulation(dt, 1, dt)
   steps                integer >= 0
   gravity              3 numbers                     (default [0, -9.81, 0])
@@ -59,10 +69,46 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
     friction           >= 0                                   (default 0.5)
     linear_factor, angular_factor   3 numbers          (default [1, 1, 1])
     never_sleep        never deactivate the body           (default false)
+  multibodies          list of Featherstone multibodies (below), at least
+                       one; the scene then runs in a MultiBodyWorld, where
+    solver             simpact (MultiBodyImpactSolver) | stock_si (Bullet's
+                       btMultiBodyConstraintSolver)    (default simpact)
+    simpact            as above, without base, law auto and
+                       routh.max_contacts, plus
+      resolve_plastic_impacts  true: restitution-0 clusters by the
+                       propagative law, not left to Bullet  (default false)
+    bodies             optional; spheres (not kinematic, no linear_factor or
+                       angular_factor) and planes (normal, offset,
+                       restitution, friction) only
+    joints             not supported
+    restitution_combiner  product only
+  a multibody:
+    base               {"type": "fixed", "position": 3 numbers [m]}
+                       (default fixed at [0, 0, 0]; the links are placed by
+                       their own pivots and centres); type free is not
+                       supported
+    links              list of links, parents before children, at least one
+  a link (revolute joint, sphere collider at its centre of mass, world
+  frame, the given configuration is q = 0):
+    parent             -1 (the base) or an earlier link's index  (default -1)
+    joint              revolute (prismatic, spherical, planar, fixed: not
+                       supported)                        (default revolute)
+    pivot              3 numbers: the joint's point [m]
+    axis               3 numbers, not zero: the hinge axis (default [0, 0, 1])
+    center             3 numbers: the centre of mass and of the sphere [m]
+    mass               [kg] > 0, solid-sphere inertia          (default 1)
+    radius             [m] > 0
+    restitution        in [0, 1]                                (default 0)
+    friction           >= 0                                   (default 0.5)
+    joint_velocity     q dot [rad/s]                            (default 0)
   output: "bodies" [{position, velocity, angular_velocity}] in input order,
   "energy_initial", "energy_final" (kinetic + gravitational potential of the
   dynamic bodies), "impacts" (resolved by simpact; 0 for stock solvers),
-  "routh_impacts" (of those, resolved with a Routh sample).
+  "routh_impacts" (of those, resolved with a Routh sample). With
+  multibodies also "multibodies" [{joint_positions, joint_velocities [rad,
+  rad/s], links [{position, velocity} of each centre of mass],
+  energy_initial, energy_final (kinetic + potential)}] in input order; the
+  totals include them.
 )";
 
 /// The whole command on a parsed document. Throws InputError.
