@@ -60,7 +60,7 @@ std::string billiard_svg(const std::vector<Sample>& samples) {
   svg << "<svg xmlns='http://www.w3.org/2000/svg' width='640' height='400' font-family='sans-serif' "
          "font-size='12'>\n<rect width='640' height='400' fill='white'/>\n";
   svg << "<text x='" << left << "' y='24' font-size='14' font-weight='bold'>Billiard break: "
-         "indeterminacy of the outcome against the angle θ (000 Fig. 5)</text>\n";
+         "indeterminacy ξ against the angle θ (000 Fig. 5)</text>\n";
   svg << "<rect x='" << left << "' y='" << top << "' width='" << width << "' height='" << height
       << "' fill='none' stroke='black'/>\n";
   for (int k = 0; k <= 4; ++k) {

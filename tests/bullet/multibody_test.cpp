@@ -1,13 +1,17 @@
 // MultiBodyImpactSolver on Featherstone multibodies: a cradle of pendulums,
 // a two-link arm striking the ground with both links, a pendulum bob
 // striking a free rigid sphere (and the step order of the external-force
-// increment), the Routh law on a multibody, and bad input.
+// increment), the Routh law on a multibody, bad input, and free-base
+// multibodies: an elastic bounce and the compass gait of 002 §5.4.2 against
+// the planar generalized-coordinate Routh sampler.
 #include <simpact/bullet/multibody_impact_solver.h>
 #include <simpact/propagative.h>
+#include <simpact/routh.h>
 #include <simpact_scenes/multibody_world.h>
 
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 #include <BulletDynamics/Featherstone/btMultiBody.h>
+#include <BulletDynamics/Featherstone/btMultiBodyLinkCollider.h>
 
 #include <gtest/gtest.h>
 
@@ -384,4 +388,140 @@ TEST(MultiBodyImpact, UnattachedSolverLeavesMultibodyImpactsToBullet) {
   EXPECT_GT(MultiBodyWorld::joint_velocity(*b, 0), 0.5);  // Bullet's own restitution still acts
 }
 
+// (e) Free base, propagative, exact: a free-base multibody with no links (a
+// ball of r = 0.1 m as the floating base) touching the ground and moving at
+// (0.3, −1, 0), e = 1, frictionless, no gravity (v* = v: a lone body has no
+// velocity-product terms). The elastic outcome reverses the normal
+// component exactly: (0.3, 1, 0), no spin.
+TEST(MultiBodyImpact, FreeBaseBallBouncesElastically) {
+  std::vector<MultiBodyImpactReport> reports;
+  MultiBodyWorldOptions o = options(ImpactLaw::kPropagative, 0.0);
+  o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
+  MultiBodyWorld world(o);
+  world.add_plane({0, 1, 0}, 0.0, 1.0, 0.0);
+  simpact::scenes::FreeBase base;
+  base.center = {0.0, 0.1, 0.0};
+  base.mass = 2.0;
+  base.inertia = Eigen::Vector3d::Constant(0.4 * 2.0 * 0.01);
+  base.velocity = {0.3, -1.0, 0.0};
+  btMultiBody* ball = world.add_free_base_tree(base, {}, {{-1, base.center, 0.1, 1.0, 0.0}});
+  world.step(kStep);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_STREQ(reports[0].law, "propagative");
+  EXPECT_EQ(reports[0].velocity_after.size(), 6);  // free base: [ω, v]
+  const Eigen::Vector3d v = MultiBodyWorld::link_velocity(*ball, -1);
+  EXPECT_NEAR(v.x(), 0.3, kTolerance);
+  EXPECT_NEAR(v.y(), 1.0, kTolerance);
+  EXPECT_NEAR(v.z(), 0.0, kTolerance);
+  EXPECT_NEAR(double(ball->getBaseOmega().length()), 0.0, kTolerance);
+  EXPECT_NEAR(reports[0].energy_after, reports[0].energy_before, kTolerance * reports[0].energy_before);
+  EXPECT_NEAR(reports[0].energy_before, 0.5 * 2.0 * 1.09, kTolerance);
+  EXPECT_THROW(world.add_free_base_tree(base, {}, {{0, base.center, 0.1, 1.0, 0.0}}), std::invalid_argument);
+  base.mass = 0.0;
+  EXPECT_THROW(world.add_free_base_tree(base, {}, {}), std::invalid_argument);
+}
+
+// (f) The compass gait wide step (002 §5.4.2, demos/multibody_demos.cpp) as
+// a free-base btMultiBody (trailing leg the base, leading leg a revolute
+// link), law routh, h = 0.25, N = 5, μ = 5, no gravity. The reference is the
+// planar generalized-coordinate model, built here independently of the
+// fixture from 002 Appendix A: q = [x, y, θ_lead, θ_trail] of the massless
+// pelvis and the legs (from the downward vertical), unit point masses at the
+// leg midpoints, J_n,i = [0, 1, l sin θ_i], J_t,i = [1, 0, l cos θ_i] (in θ_i's
+// column). The Routh caps are drawn per contact from the sample's seed, so the
+// planar sampler with the report's sample_seed (contacts in Bullet's order)
+// must give the same feet velocities: this checks the free-base rows, the
+// ABA metric and the seed bookkeeping at once, and it fails for a wrong base
+// velocity, foot point, mass or friction.
+TEST(MultiBodyImpact, CompassGaitFreeBaseMatchesPlanarRouthSamples) {
+  constexpr double kLeg = 1.0, kRate = 0.25, kPhi = 78.0 * 3.14159265358979323846 / 180.0;
+  constexpr double kImpactStep = 1e-4;
+  // The solver resolves at mid-step: v* = v⁻ + ½ h M⁻¹(−C q̇), the
+  // centripetal term ≈ m ω² l/2 ≈ 0.03 N, so ≈ 5e-6 m/s at h = 1e-4 s
+  // (measured 7.2e-6 on the feet); 5e-5 m/s leaves a factor of 7. Float:
+  // Bullet's state is ~1e-7 relative, far below.
+  constexpr double kMidStepTolerance = 5e-5;
+  // Same-seed Bullet vs planar sample: the legs' inertia ε = 1e-6 kg m² adds
+  // 4e-6 relative to the θ inertia m (l/2)² = 0.25 (measured 4.6e-6 m/s over
+  // 4000 seeds, 6.5e-7 with ε = 1e-8) plus the mid-step term above; 1e-4 m/s
+  // is 20× that. In float, Lemke on ~1e-7-accurate data stays far inside it.
+  constexpr double kSameSeedTolerance = 1e-4;
+  constexpr int kSeeds = 24;
+  // Planar reference.
+  const double th[2] = {-kPhi, kPhi};  // lead, trail
+  Eigen::Matrix4d mass = Eigen::Matrix4d::Zero();
+  Eigen::MatrixXd jn = Eigen::MatrixXd::Zero(2, 4), jt = Eigen::MatrixXd::Zero(2, 4);
+  for (int i = 0; i < 2; ++i) {
+    Eigen::MatrixXd p = Eigen::MatrixXd::Zero(2, 4);
+    p << 1, 0, 0, 0, 0, 1, 0, 0;
+    p(0, 2 + i) = 0.5 * kLeg * std::cos(th[i]);
+    p(1, 2 + i) = 0.5 * kLeg * std::sin(th[i]);
+    mass += p.transpose() * p;
+    jn(i, 1) = 1.0;
+    jn(i, 2 + i) = kLeg * std::sin(th[i]);
+    jt(i, 0) = 1.0;
+    jt(i, 2 + i) = kLeg * std::cos(th[i]);
+  }
+  const Eigen::Vector4d v_minus(-kLeg * std::cos(kPhi) * kRate, -kLeg * std::sin(kPhi) * kRate, kRate, kRate);
+  int matched = 0;
+  for (std::uint64_t seed = 0; seed < kSeeds; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::vector<MultiBodyImpactReport> reports;
+    MultiBodyWorldOptions o = options(ImpactLaw::kRouth, 0.0);
+    o.config.seed = seed;
+    o.config.routh.step = 0.25;
+    o.config.routh.max_steps = 5;
+    o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
+    MultiBodyWorld world(o);
+    const simpact::scenes::CompassGait gait = simpact::scenes::add_compass_gait(world);
+    ASSERT_FALSE(gait.multibody->hasFixedBase());
+    world.step(kImpactStep);
+    ASSERT_EQ(reports.size(), 1u);
+    const MultiBodyImpactReport& rep = reports[0];
+    EXPECT_STREQ(rep.law, "routh");
+    ASSERT_EQ(rep.contacts.size(), 2u);
+    ASSERT_EQ(rep.velocity_after.size(), 7);  // [ω_base, v_base, q̇]
+    // Bullet's contact order (lead foot at x = −2 l sin φ).
+    const auto x_on_gait = [](const simpact::bullet::ImpactReport::Contact& c) {
+      return double((btMultiBodyLinkCollider::upcast(c.a) != nullptr ? c.point_on_a : c.point_on_b).x());
+    };
+    const int lead = x_on_gait(rep.contacts[0]) < x_on_gait(rep.contacts[1]) ? 0 : 1;
+    const auto feet = [&](const Eigen::VectorXd& v) {  // [u_n lead, u_n trail, u_t lead, u_t trail]
+      const Eigen::Vector3d a = MultiBodyWorld::point_velocity(*gait.multibody, gait.lead_link, gait.lead_foot, v);
+      const Eigen::Vector3d b = MultiBodyWorld::point_velocity(*gait.multibody, -1, gait.trail_foot, v);
+      EXPECT_NEAR(a.z(), 0.0, kTolerance);
+      EXPECT_NEAR(b.z(), 0.0, kTolerance);
+      return Eigen::Vector4d(a.y(), b.y(), a.x(), b.x());
+    };
+    const Eigen::Vector4d before = feet(rep.velocity_before);
+    const Eigen::Vector4d expected_before(-2.0 * kLeg * std::sin(kPhi) * kRate, 0.0, 0.0, 0.0);
+    EXPECT_LT((before - expected_before).cwiseAbs().maxCoeff(), kMidStepTolerance) << before.transpose();
+    EXPECT_NEAR(rep.contacts[static_cast<size_t>(lead)].friction, 5.0, kTolerance);
+    // The planar sample with the same seed, contacts in Bullet's order.
+    Eigen::MatrixXd jn_b = jn, jt_b = jt;
+    if (lead == 1) {
+      jn_b.row(0).swap(jn_b.row(1));
+      jt_b.row(0).swap(jt_b.row(1));
+    }
+    const simpact::FrictionalProblem planar = simpact::FrictionalProblem::from_dense(
+        mass.inverse(), jn_b, jt_b, v_minus, Eigen::Vector2d::Constant(5.0));
+    simpact::RouthParameters parameters;
+    parameters.step = 0.25;
+    parameters.max_steps = 5;
+    parameters.seed = rep.sample_seed;
+    const simpact::FrictionalOutcome core = simpact::RouthSampler(planar, parameters).sample(0).outcomes.at(0);
+    Eigen::Vector4d expected;
+    expected << core.normal_velocities[lead], core.normal_velocities[1 - lead], core.tangential_velocities[lead],
+        core.tangential_velocities[1 - lead];
+    const Eigen::Vector4d after = feet(rep.velocity_after);
+    const double difference = (after - expected).cwiseAbs().maxCoeff();
+    EXPECT_LT(difference, kSameSeedTolerance) << "Bullet " << after.transpose() << "\nplanar " << expected.transpose();
+    if (difference < kSameSeedTolerance) ++matched;
+    EXPECT_GE(after.head<2>().minCoeff(), -kSameSeedTolerance);  // no foot approaches
+    EXPECT_LT(rep.energy_after, rep.energy_before);
+  }
+  std::printf("compass gait: %d of %d seeds match the planar sample of the same seed\n", matched, kSeeds);
+}
+
 }  // namespace
+

@@ -20,6 +20,27 @@ void check(bool condition, const std::string& message) {
   if (!condition) throw std::invalid_argument("MultiBodyWorld: " + message);
 }
 
+Eigen::Vector3d link_inertia(const RevoluteLink& l) {
+  if (l.inertia.isZero(0.0)) return Eigen::Vector3d::Constant(0.4 * l.mass * l.radius * l.radius);
+  return l.inertia;
+}
+
+void check_links(const std::vector<RevoluteLink>& links, bool free_base) {
+  for (size_t i = 0; i < links.size(); ++i) {
+    const RevoluteLink& l = links[i];
+    const std::string at = "link " + std::to_string(i) + ": ";
+    check(l.parent >= -1 && l.parent < static_cast<int>(i), at + "parent must be -1 or an earlier link");
+    check(std::isfinite(l.mass) && l.mass > 0, at + "mass must be positive and finite");
+    check(std::isfinite(l.radius) && l.radius > 0, at + "radius must be positive and finite");
+    check(l.axis.allFinite() && l.axis.norm() > 0, at + "axis must be finite and non-zero");
+    check(l.pivot.allFinite() && l.center.allFinite() && std::isfinite(l.joint_velocity),
+          at + "pivot, center and joint_velocity must be finite");
+    check(l.inertia.allFinite() && (l.inertia.isZero(0.0) || l.inertia.minCoeff() > 0),
+          at + "inertia must be all zero (sphere) or positive and finite");
+    check(free_base || l.sphere_collider, at + "a fixed-base chain link needs its sphere collider");
+  }
+}
+
 }  // namespace
 
 MultiBodyWorld::MultiBodyWorld(const MultiBodyWorldOptions& options)
@@ -50,16 +71,7 @@ btMultiBody* MultiBodyWorld::add_fixed_base_chain(const Eigen::Vector3d& base_po
                                                   const std::vector<RevoluteLink>& links) {
   check(!links.empty(), "a chain needs at least one link");
   check(base_position.allFinite(), "base_position must be finite");
-  for (size_t i = 0; i < links.size(); ++i) {
-    const RevoluteLink& l = links[i];
-    const std::string at = "link " + std::to_string(i) + ": ";
-    check(l.parent >= -1 && l.parent < static_cast<int>(i), at + "parent must be -1 or an earlier link");
-    check(std::isfinite(l.mass) && l.mass > 0, at + "mass must be positive and finite");
-    check(std::isfinite(l.radius) && l.radius > 0, at + "radius must be positive and finite");
-    check(l.axis.allFinite() && l.axis.norm() > 0, at + "axis must be finite and non-zero");
-    check(l.pivot.allFinite() && l.center.allFinite() && std::isfinite(l.joint_velocity),
-          at + "pivot, center and joint_velocity must be finite");
-  }
+  check_links(links, false);
   const int n = static_cast<int>(links.size());
   // Fixed base: its mass and inertia are never used; 1 keeps Bullet's setup sane.
   auto mb = std::make_unique<btMultiBody>(n, btScalar(1), btVector3(1, 1, 1), true, false);
@@ -67,9 +79,7 @@ btMultiBody* MultiBodyWorld::add_fixed_base_chain(const Eigen::Vector3d& base_po
   for (int i = 0; i < n; ++i) {
     const RevoluteLink& l = links[static_cast<size_t>(i)];
     const Eigen::Vector3d parent_com = l.parent < 0 ? base_position : links[static_cast<size_t>(l.parent)].center;
-    const double inertia = 0.4 * l.mass * l.radius * l.radius;
-    mb->setupRevolute(i, btScalar(l.mass), btVector3(btScalar(inertia), btScalar(inertia), btScalar(inertia)),
-                      l.parent, btQuaternion::getIdentity(), bt(l.axis.normalized()), bt(l.pivot - parent_com),
+    mb->setupRevolute(i, btScalar(l.mass), bt(link_inertia(l)), l.parent, btQuaternion::getIdentity(), bt(l.axis.normalized()), bt(l.pivot - parent_com),
                       bt(l.center - l.pivot), true);
   }
   mb->finalizeMultiDof();
@@ -89,6 +99,84 @@ btMultiBody* MultiBodyWorld::add_fixed_base_chain(const Eigen::Vector3d& base_po
     collider->setFriction(btScalar(l.friction));
     world_->addCollisionObject(collider.get(), btBroadphaseProxy::DefaultFilter, btBroadphaseProxy::AllFilter);
     mb->getLink(i).m_collider = collider.get();
+    colliders_.push_back(std::move(collider));
+  }
+  multibodies_.push_back(std::move(mb));
+  return multibodies_.back().get();
+}
+
+btMultiBody* MultiBodyWorld::add_free_base_tree(const FreeBase& base, const std::vector<RevoluteLink>& links,
+                                                const std::vector<SphereCollider>& colliders) {
+  check(base.center.allFinite() && base.velocity.allFinite() && base.angular_velocity.allFinite(),
+        "base center and velocities must be finite");
+  check(std::isfinite(base.mass) && base.mass > 0, "base mass must be positive and finite");
+  check(base.inertia.allFinite() && base.inertia.minCoeff() > 0, "base inertia must be positive and finite");
+  check_links(links, true);
+  const int n = static_cast<int>(links.size());
+  for (size_t k = 0; k < colliders.size(); ++k) {
+    const SphereCollider& c = colliders[k];
+    const std::string at = "collider " + std::to_string(k) + ": ";
+    check(c.body >= -1 && c.body < n, at + "body must be -1 (base) or a link index");
+    check(c.center.allFinite() && std::isfinite(c.radius) && c.radius > 0, at + "needs a finite center and radius > 0");
+  }
+  auto mb = std::make_unique<btMultiBody>(n, btScalar(base.mass), bt(base.inertia), false, false);
+  mb->setBaseWorldTransform(btTransform(btQuaternion::getIdentity(), bt(base.center)));
+  for (int i = 0; i < n; ++i) {
+    const RevoluteLink& l = links[static_cast<size_t>(i)];
+    const Eigen::Vector3d parent_com = l.parent < 0 ? base.center : links[static_cast<size_t>(l.parent)].center;
+    mb->setupRevolute(i, btScalar(l.mass), bt(link_inertia(l)), l.parent, btQuaternion::getIdentity(),
+                      bt(l.axis.normalized()), bt(l.pivot - parent_com), bt(l.center - l.pivot), true);
+  }
+  mb->finalizeMultiDof();
+  mb->setLinearDamping(0);
+  mb->setAngularDamping(0);
+  mb->setCanSleep(false);
+  mb->setHasSelfCollision(false);
+  mb->setBaseVel(bt(base.velocity));
+  mb->setBaseOmega(bt(base.angular_velocity));
+  for (int i = 0; i < n; ++i) mb->setJointVel(i, btScalar(links[static_cast<size_t>(i)].joint_velocity));
+  world_->addMultiBody(mb.get());
+  // One collider per body with spheres: a lone sphere at the centre of mass
+  // is a btSphereShape, anything else a compound of spheres.
+  for (int body = -1; body < n; ++body) {
+    const Eigen::Vector3d com = body < 0 ? base.center : links[static_cast<size_t>(body)].center;
+    std::vector<SphereCollider> spheres;
+    double restitution = 0.0, friction = 0.5;
+    if (body >= 0 && links[static_cast<size_t>(body)].sphere_collider) {
+      const RevoluteLink& l = links[static_cast<size_t>(body)];
+      spheres.push_back({body, l.center, l.radius, l.restitution, l.friction});
+    }
+    for (const SphereCollider& c : colliders)
+      if (c.body == body) spheres.push_back(c);
+    if (spheres.empty()) continue;
+    restitution = spheres.front().restitution;
+    friction = spheres.front().friction;
+    for (const SphereCollider& c : spheres)
+      check(c.restitution == restitution && c.friction == friction,
+            "the spheres of one body must share restitution and friction (one collider per body)");
+    btCollisionShape* shape = nullptr;
+    if (spheres.size() == 1 && (spheres.front().center - com).isZero(0.0)) {
+      shapes_.push_back(std::make_unique<btSphereShape>(btScalar(spheres.front().radius)));
+      shape = shapes_.back().get();
+    } else {
+      auto compound = std::make_unique<btCompoundShape>();
+      for (const SphereCollider& c : spheres) {
+        shapes_.push_back(std::make_unique<btSphereShape>(btScalar(c.radius)));
+        compound->addChildShape(btTransform(btQuaternion::getIdentity(), bt(c.center - com)), shapes_.back().get());
+      }
+      shapes_.push_back(std::move(compound));
+      shape = shapes_.back().get();
+    }
+    auto collider = std::make_unique<btMultiBodyLinkCollider>(mb.get(), body);
+    collider->setCollisionShape(shape);
+    collider->setWorldTransform(btTransform(btQuaternion::getIdentity(), bt(com)));
+    collider->setRestitution(btScalar(restitution));
+    collider->setFriction(btScalar(friction));
+    world_->addCollisionObject(collider.get(), btBroadphaseProxy::DefaultFilter, btBroadphaseProxy::AllFilter);
+    if (body < 0)
+      mb->setBaseCollider(collider.get());
+    else
+      mb->getLink(body).m_collider = collider.get();
     colliders_.push_back(std::move(collider));
   }
   multibodies_.push_back(std::move(mb));
@@ -191,6 +279,65 @@ Eigen::Vector3d MultiBodyWorld::link_velocity(const btMultiBody& mb, int link) {
   tree_velocities(mb, omega, vel);
   const btVector3 world = mb.localDirToWorld(link, vel[link + 1]);
   return {double(world.x()), double(world.y()), double(world.z())};
+}
+
+Eigen::Vector3d MultiBodyWorld::point_velocity(const btMultiBody& mb, int link, const Eigen::Vector3d& point,
+                                               const Eigen::VectorXd& velocity) {
+  const int n = 6 + mb.getNumDofs();
+  check(velocity.size() == n, "point_velocity needs 6 + dofs velocities");
+  btAlignedObjectArray<btScalar> jac, scratch_r;
+  btAlignedObjectArray<btVector3> scratch_v;
+  btAlignedObjectArray<btMatrix3x3> scratch_m;
+  jac.resize(n);
+  Eigen::Vector3d out;
+  for (int axis = 0; axis < 3; ++axis) {
+    btVector3 direction(0, 0, 0);
+    direction[axis] = 1;
+    mb.fillContactJacobianMultiDof(link, bt(point), direction, &jac[0], scratch_r, scratch_v, scratch_m);
+    double sum = 0.0;
+    for (int k = 0; k < n; ++k) sum += double(jac[k]) * velocity[k];
+    out[axis] = sum;
+  }
+  return out;
+}
+
+CompassGait add_compass_gait(MultiBodyWorld& world, const CompassGaitOptions& o) {
+  check(o.leg > 0 && o.mass > 0 && o.inertia > 0 && o.foot_radius > 0 && o.friction >= 0,
+        "compass gait: leg, mass, inertia and foot radius must be positive, friction >= 0");
+  const double phi = o.half_angle * 3.14159265358979323846 / 180.0;
+  const double lead = -phi, trail = phi;  // from the downward vertical, counter-clockwise
+  const Eigen::Vector3d trail_foot = Eigen::Vector3d::Zero();
+  const auto offset = [&](double theta) { return Eigen::Vector3d(o.leg * std::sin(theta), -o.leg * std::cos(theta), 0.0); };
+  const Eigen::Vector3d pelvis = trail_foot - offset(trail);
+  const Eigen::Vector3d lead_foot = pelvis + offset(lead);
+  // Pelvis velocity keeping the trailing foot still: −l (cos φ, sin φ) θ̇.
+  const Eigen::Vector3d pelvis_velocity = -o.leg * o.leg_rate * Eigen::Vector3d(std::cos(phi), std::sin(phi), 0.0);
+  const Eigen::Vector3d z = Eigen::Vector3d::UnitZ();
+  FreeBase base;
+  base.center = pelvis + 0.5 * offset(trail);
+  base.mass = o.mass;
+  base.inertia = Eigen::Vector3d::Constant(o.inertia);
+  base.angular_velocity = o.leg_rate * z;
+  base.velocity = pelvis_velocity + base.angular_velocity.cross(base.center - pelvis);
+  RevoluteLink leg;
+  leg.parent = -1;
+  leg.pivot = pelvis;
+  leg.axis = z;
+  leg.center = pelvis + 0.5 * offset(lead);
+  leg.mass = o.mass;
+  leg.inertia = Eigen::Vector3d::Constant(o.inertia);
+  leg.sphere_collider = false;
+  leg.joint_velocity = 0.0;  // θ̇_lead − θ̇_trail
+  const Eigen::Vector3d up = Eigen::Vector3d::UnitY() * o.foot_radius;
+  std::vector<SphereCollider> feet = {{-1, trail_foot + up, o.foot_radius, 0.0, 1.0},
+                                      {0, lead_foot + up, o.foot_radius, 0.0, 1.0}};
+  world.add_plane(Eigen::Vector3d::UnitY(), 0.0, 0.0, o.friction);
+  CompassGait gait;
+  gait.multibody = world.add_free_base_tree(base, {leg}, feet);
+  gait.lead_foot = lead_foot;
+  gait.trail_foot = trail_foot;
+  gait.lead_link = 0;
+  return gait;
 }
 
 }  // namespace simpact::scenes

@@ -1,7 +1,9 @@
 // simpact scenes — a self-contained Featherstone world (btMultiBodyDynamicsWorld)
 // for the multibody tests and demos: fixed-base multibodies of revolute links
 // whose colliders are spheres at the links' centres of mass (pendulums,
-// Newton's cradles on joints, arms), free rigid spheres and static planes.
+// Newton's cradles on joints, arms), free-base (floating) trees of revolute
+// links with sphere colliders anywhere on their bodies (the compass gait:
+// add_compass_gait), free rigid spheres and static planes.
 //
 // MultiBodyWorld owns everything it creates and frees it on destruction. Its
 // multibody solver is Bullet's btMultiBodyConstraintSolver (stock) or
@@ -54,6 +56,34 @@ struct RevoluteLink {
   double restitution = 0.0;
   double friction = 0.5;
   double joint_velocity = 0.0;  ///< q̇ [rad/s]
+  /// Principal moments about the centre of mass along the world axes at
+  /// q = 0 [kg m²]; all zero (default) = the solid sphere's 0.4 m r².
+  Eigen::Vector3d inertia = Eigen::Vector3d::Zero();
+  /// Give the link its sphere of `radius` at `center` as a collider; false:
+  /// only the SphereColliders attached to it (add_free_base_tree).
+  bool sphere_collider = true;
+};
+
+/// A collider sphere rigidly attached to a body of a free-base tree: the
+/// base (body −1) or link `body`, centred at `center` (world, at the
+/// configuration given).
+struct SphereCollider {
+  int body = -1;
+  Eigen::Vector3d center = Eigen::Vector3d::Zero();
+  double radius = 0.05;
+  double restitution = 0.0;
+  double friction = 0.5;
+};
+
+/// The floating base of add_free_base_tree: a rigid body with its centre of
+/// mass at `center`, principal moments `inertia` along the world axes (base
+/// orientation identity), and world velocity (ω, v of the centre of mass).
+struct FreeBase {
+  Eigen::Vector3d center = Eigen::Vector3d::Zero();
+  double mass = 1.0;
+  Eigen::Vector3d inertia = Eigen::Vector3d::Ones();
+  Eigen::Vector3d velocity = Eigen::Vector3d::Zero();
+  Eigen::Vector3d angular_velocity = Eigen::Vector3d::Zero();
 };
 
 class MultiBodyWorld {
@@ -68,6 +98,16 @@ class MultiBodyWorld {
   /// a non-positive or non-finite mass or radius, or a zero axis.
   btMultiBody* add_fixed_base_chain(const Eigen::Vector3d& base_position,
                                     const std::vector<RevoluteLink>& links);
+  /// A free-base (floating) multibody: `base` plus revolute `links` (parent
+  /// −1 = the base; a link's `pivot` offset is taken from its parent's
+  /// centre of mass), colliders: each link's own sphere (sphere_collider)
+  /// and `colliders`; a body with several spheres gets one compound shape.
+  /// Throws std::invalid_argument as add_fixed_base_chain, and for a
+  /// non-positive base mass or inertia, a non-positive link inertia, or a
+  /// collider on a body that does not exist. No links is allowed (a free
+  /// rigid body as a multibody).
+  btMultiBody* add_free_base_tree(const FreeBase& base, const std::vector<RevoluteLink>& links,
+                                  const std::vector<SphereCollider>& colliders);
   /// A simple pendulum: one link of a bob at `bob`, hinged at `pivot` about z.
   btMultiBody* add_pendulum(const Eigen::Vector3d& pivot, const Eigen::Vector3d& bob, double radius,
                             double mass, double restitution, double joint_velocity = 0.0);
@@ -84,8 +124,14 @@ class MultiBodyWorld {
   static double kinetic_energy(const btMultiBody& mb);
   /// q̇ of link i's (single) joint.
   static double joint_velocity(const btMultiBody& mb, int link);
-  /// World velocity of link i's centre of mass.
+  /// World velocity of link i's centre of mass (i = −1: the base).
   static Eigen::Vector3d link_velocity(const btMultiBody& mb, int link);
+  /// World velocity of the point `point` (world) fixed to body `link` (−1 =
+  /// base) for the velocity vector `velocity` (6 + dofs, Bullet's layout
+  /// [ω_base, v_base, q̇]), from Bullet's contact Jacobian
+  /// (fillContactJacobianMultiDof) at the current configuration.
+  static Eigen::Vector3d point_velocity(const btMultiBody& mb, int link, const Eigen::Vector3d& point,
+                                        const Eigen::VectorXd& velocity);
 
   btMultiBodyDynamicsWorld& dynamics_world() const { return *world_; }
   /// nullptr for the stock solver.
@@ -104,5 +150,36 @@ class MultiBodyWorld {
   std::vector<std::unique_ptr<btMultiBody>> multibodies_;
   std::vector<std::unique_ptr<btMultiBodyLinkCollider>> colliders_;
 };
+
+/// The compass gait wide step of compass_gait() (002 Fig. 4, §5.4.2) as a
+/// Bullet multibody in the x–y plane: the TRAILING leg is the floating base
+/// and the LEADING leg a revolute link hinged about z at the pelvis; a point
+/// mass `mass` at each leg's midpoint carries rotational inertia `inertia`
+/// (isotropic: Bullet needs positive moments; the planar model has none, see
+/// demos/multibody_demos.cpp for its effect), the massless pelvis is the
+/// hinge. Each foot is a sphere of `foot_radius` whose lowest point is the
+/// model's foot, touching the plane y = 0 (added by add_compass_gait, with
+/// friction `friction` and the feet's friction 1, so Bullet's product
+/// combiner gives μ = friction). θ and θ̇ are compass_gait()'s: legs at ∓φ
+/// from the downward vertical (lead −φ, trail +φ), both turning at θ̇
+/// counter-clockwise, the pelvis moving so the trailing foot is still.
+struct CompassGaitOptions {
+  double leg = 1.0;           ///< l [m]
+  double mass = 1.0;          ///< m per leg [kg]
+  double half_angle = 78.0;   ///< φ [deg]
+  double leg_rate = 0.25;     ///< θ̇ [rad/s]
+  double friction = 5.0;      ///< μ
+  double inertia = 1e-6;      ///< per leg, about its midpoint [kg m²]
+  double foot_radius = 0.02;  ///< [m]
+};
+
+struct CompassGait {
+  btMultiBody* multibody = nullptr;
+  Eigen::Vector3d lead_foot, trail_foot;  ///< the model's foot points (contact points) [m]
+  int lead_link = 0;    ///< the leading leg's link index (the trailing leg is the base, −1)
+};
+
+/// Adds the compass gait and its ground plane to `world`.
+CompassGait add_compass_gait(MultiBodyWorld& world, const CompassGaitOptions& options = {});
 
 }  // namespace simpact::scenes
