@@ -1,5 +1,6 @@
 #include <simpact/bullet/impact_solver.h>
 
+#include "bullet/clustering.h"
 #include "bullet/joint_rows.h"
 
 #include <Eigen/Geometry>
@@ -36,16 +37,9 @@ constexpr const char* kLawRouthRestitution = "routh_restitution";
 constexpr const char* kLawBaseSolver = "base_solver";
 
 using Vector6 = Eigen::Matrix<double, 6, 1>;
-
-bool is_dynamic(const btRigidBody* body) {
-  return body != nullptr && !body->isStaticOrKinematicObject() && body->getInvMass() > 0;
-}
-
-Eigen::Vector3d to_eigen(const btVector3& v) { return {double(v.x()), double(v.y()), double(v.z())}; }
-
-btVector3 to_bullet(const Eigen::Vector3d& v) {
-  return btVector3(btScalar(v.x()), btScalar(v.y()), btScalar(v.z()));
-}
+using internal::is_dynamic;
+using internal::to_bullet;
+using internal::to_eigen;
 
 // Velocity of the material point of `body` at world position `point`.
 Eigen::Vector3d point_velocity(const btRigidBody* body, const btVector3& point) {
@@ -86,8 +80,7 @@ Eigen::Vector3d predicted_point_velocity(const btRigidBody* body, const btVector
 // The impact threshold (ImpactSolverConfig::impact_threshold) for bodies whose
 // largest gravity magnitude is `gravity`.
 double impact_threshold(const ImpactSolverConfig& config, double gravity, double h) {
-  if (config.impact_threshold >= 0.0) return config.impact_threshold;
-  return std::max(kThresholdGravitySteps * gravity * h, kMinimumImpactThreshold);
+  return internal::impact_threshold(config.impact_threshold, gravity, h);
 }
 
 double largest_gravity(std::initializer_list<const btRigidBody*> bodies) {
@@ -95,41 +88,6 @@ double largest_gravity(std::initializer_list<const btRigidBody*> bodies) {
   for (const btRigidBody* body : bodies)
     if (is_dynamic(body)) gravity = std::max(gravity, double(body->getGravity().length()));
   return gravity;
-}
-
-int find_root(std::vector<int>& parent, int i) {
-  while (parent[i] != i) i = parent[i] = parent[parent[i]];
-  return i;
-}
-
-void unite(std::vector<int>& parent, int a, int b) {
-  a = find_root(parent, a);
-  b = find_root(parent, b);
-  if (a != b) parent[std::max(a, b)] = std::min(a, b);
-}
-
-std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t counter) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (counter + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-// btPlaneSpace1 in double: two unit vectors completing the unit n to an
-// orthonormal frame (p, q = n × p).
-void plane_space(const Eigen::Vector3d& n, Eigen::Vector3d& p, Eigen::Vector3d& q) {
-  constexpr double kSqrtHalf = 0.7071067811865475244;
-  if (std::abs(n.z()) > kSqrtHalf) {
-    const double a = n.y() * n.y() + n.z() * n.z();
-    const double k = 1.0 / std::sqrt(a);
-    p = Eigen::Vector3d(0.0, -n.z() * k, n.y() * k);
-    q = Eigen::Vector3d(a * k, -n.x() * p.z(), n.x() * p.y());
-  } else {
-    const double a = n.x() * n.x() + n.y() * n.y();
-    const double k = 1.0 / std::sqrt(a);
-    p = Eigen::Vector3d(-n.y() * k, n.x() * k, 0.0);
-    q = Eigen::Vector3d(-n.z() * p.y(), n.z() * p.x(), a * k);
-  }
 }
 
 // ½ m v² + ½ ωᵀ I ω of one body at the 6-vector [v, ω]; a zero inverse
@@ -245,9 +203,8 @@ struct ImpactSolver::Impl {
   std::vector<btRigidBody*> bodies;
   std::unordered_map<const btRigidBody*, int> index;
   std::vector<Point> points;
-  std::vector<int> parent;
+  internal::Clusters clusters;
   std::vector<int> local;  // body → index within the cluster being resolved
-  std::vector<std::vector<int>> cluster_points, cluster_bodies;
   // Points an impact left separating, hidden from the base solver for this
   // call (see solveGroup), and the manifolds' true point counts.
   std::vector<int> separating;
@@ -332,54 +289,29 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
 }
 
 // 2. Clusters: contacts and joints between dynamic bodies, in
-// s.cluster_bodies / s.cluster_points by root (the lowest body index).
+// s.clusters.members / s.clusters.points by root (the lowest body index).
 // Joints may pull in dynamic bodies that touch nothing (a pendulum's arm).
+struct BodyGraph {  // internal::build_clusters' view of the batch
+  Impl& s;
+  int num_nodes() const { return static_cast<int>(s.bodies.size()); }
+  int node(const btRigidBody* body) const {
+    const auto it = s.index.find(body);
+    return it == s.index.end() ? -1 : it->second;
+  }
+  void add(btRigidBody* body) { s.index_of(body); }
+  int num_points() const { return static_cast<int>(s.points.size()); }
+  int end_a(int k) const { return s.points[static_cast<size_t>(k)].a; }
+  int end_b(int k) const { return s.points[static_cast<size_t>(k)].b; }
+};
+
 int build_clusters(Impl& s, btTypedConstraint** constraints, int num_constraints) {
   for (Impl::Point& p : s.points) {
     p.a = s.index_of(p.body_a);
     p.b = s.index_of(p.body_b);
   }
-  bool grew = true;
-  while (grew) {
-    grew = false;
-    for (int k = 0; k < num_constraints; ++k) {
-      btTypedConstraint* joint = constraints[k];
-      if (!joint->isEnabled()) continue;
-      const bool has_a = s.index.count(&joint->getRigidBodyA()) > 0;
-      const bool has_b = s.index.count(&joint->getRigidBodyB()) > 0;
-      if (has_a == has_b) continue;
-      const size_t before = s.bodies.size();
-      s.index_of(&joint->getRigidBodyA());
-      s.index_of(&joint->getRigidBodyB());
-      grew = grew || s.bodies.size() != before;
-    }
-  }
-  const int n_bodies = static_cast<int>(s.bodies.size());
-  s.parent.resize(n_bodies);
-  std::iota(s.parent.begin(), s.parent.end(), 0);
-  for (const Impl::Point& p : s.points)
-    if (p.a >= 0 && p.b >= 0) unite(s.parent, p.a, p.b);
-  for (int k = 0; k < num_constraints; ++k) {
-    btTypedConstraint* joint = constraints[k];
-    if (!joint->isEnabled()) continue;
-    const auto ia = s.index.find(&joint->getRigidBodyA());
-    const auto ib = s.index.find(&joint->getRigidBodyB());
-    if (ia != s.index.end() && ib != s.index.end()) unite(s.parent, ia->second, ib->second);
-  }
-  if (static_cast<int>(s.cluster_points.size()) < n_bodies) {
-    s.cluster_points.resize(n_bodies);
-    s.cluster_bodies.resize(n_bodies);
-  }
-  for (int i = 0; i < n_bodies; ++i) {
-    s.cluster_points[i].clear();
-    s.cluster_bodies[i].clear();
-  }
-  for (int i = 0; i < n_bodies; ++i) s.cluster_bodies[find_root(s.parent, i)].push_back(i);
-  for (int k = 0; k < static_cast<int>(s.points.size()); ++k) {
-    const Impl::Point& p = s.points[k];
-    s.cluster_points[find_root(s.parent, p.a >= 0 ? p.a : p.b)].push_back(k);
-  }
-  return n_bodies;
+  BodyGraph graph{s};
+  internal::build_clusters(graph, constraints, num_constraints, s.clusters);
+  return s.clusters.num_nodes;
 }
 
 // 3. Whether a cluster is an impact, its threshold, restitution and friction.
@@ -405,12 +337,7 @@ ClusterInfo classify(Impl& s, const ImpactSolverConfig& config, const std::vecto
   for (const int id : ids) {
     const auto& p = s.points[id];
     info.frictional = info.frictional || p.point->m_combinedFriction > 0;
-    if (p.u < -info.threshold) {
-      info.restitution = info.impact
-                             ? std::min(info.restitution, double(p.point->m_combinedRestitution))
-                             : double(p.point->m_combinedRestitution);
-      info.impact = true;
-    }
+    internal::note_strike(p.u, info.threshold, *p.point, info.impact, info.restitution);
   }
   info.restitution = std::clamp(info.restitution, 0.0, 1.0);
   return info;
@@ -469,7 +396,7 @@ std::uint64_t routh_seed(const Impl& s, const ImpactSolverConfig& config,
                          const std::vector<int>& members) {
   int key = s.bodies[members.front()]->getWorldArrayIndex();
   for (const int j : members) key = std::min(key, s.bodies[j]->getWorldArrayIndex());
-  return mix_seed(mix_seed(config.seed, s.steps), static_cast<std::uint64_t>(static_cast<std::int64_t>(key)));
+  return internal::routh_seed(config.seed, s.steps, key);
 }
 
 // Rows and velocities of a cluster (impact_solver.h, point 3): s.rows. With
@@ -580,12 +507,7 @@ void assemble(Impl& s, const std::vector<int>& members, const std::vector<int>& 
         material_velocity(p.a, p.body_a, on_a) - material_velocity(p.b, p.body_b, on_b);
     const Eigen::Vector3d slip = relative - relative.dot(n) * n;
     Eigen::Vector3d t1, t2;
-    if (slip.norm() > kSlipFrameTolerance * approach && slip.norm() > 0.0) {
-      t1 = slip.normalized();
-      t2 = n.cross(t1);
-    } else {
-      plane_space(n, t1, t2);
-    }
+    internal::tangent_frame(n, slip, approach, t1, t2);
     rows.t1[static_cast<size_t>(r)] = t1;
     rows.t2[static_cast<size_t>(r)] = t2;
     rows.friction[r] = std::max(0.0, double(p.point->m_combinedFriction));
@@ -620,26 +542,14 @@ bool rows_finite(const Impl::Rows& rows, bool tangents) {
 }
 
 FrictionalProblem frictional_problem(const Impl::Rows& rows, const RouthSettings& settings) {
-  FrictionalProblem problem = FrictionalProblem::from_dense(rows.inverse_mass, rows.normals,
-                                                            rows.tangents, rows.velocity,
-                                                            rows.friction);
-  problem.normal_offsets = rows.offsets;
-  problem.tangent_offsets = rows.tangent_offsets;
-  problem.cone_directions = settings.cone_directions;
-  return problem;
+  return internal::frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.velocity,
+                                      rows.friction, rows.offsets, rows.tangent_offsets,
+                                      settings.cone_directions);
 }
 
-RouthParameters routh_parameters(const RouthSettings& settings, std::uint64_t seed) {
-  RouthParameters parameters;
-  parameters.step = settings.step;
-  parameters.max_steps = settings.max_steps;
-  parameters.seed = seed;
-  parameters.sampler = settings.sampler;
-  // The problem is assembled here from Bullet's state (finite inputs are
-  // checked by rows_finite); validation would re-check our own assembly.
-  parameters.validate_input = false;
-  return parameters;
-}
+// The problem is assembled here from Bullet's state (finite inputs are
+// checked by rows_finite); validation would re-check our own assembly.
+using internal::routh_parameters;
 
 // Displaces a body by a 6-vector [Δx, Δθ] (rotation vector, world frame).
 void move_body(btRigidBody& body, const Vector6& delta) {
@@ -689,15 +599,7 @@ void apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<i
 }
 
 ImpactReport::Contact report_contact(const Impl::Point& p, double approach_speed) {
-  ImpactReport::Contact contact;
-  contact.a = p.object_a;
-  contact.b = p.object_b;
-  contact.approach_speed = approach_speed;
-  contact.point_on_a = p.point->getPositionWorldOnA();
-  contact.point_on_b = p.point->getPositionWorldOnB();
-  contact.normal = p.point->m_normalWorldOnB;
-  contact.friction = double(p.point->m_combinedFriction);
-  return contact;
+  return internal::contact_report(p.object_a, p.object_b, *p.point, approach_speed);
 }
 
 double cluster_kinetic_energy(const Impl& s, const std::vector<int>& members,
@@ -713,17 +615,12 @@ double cluster_kinetic_energy(const Impl& s, const std::vector<int>& members,
 const ImpactResult& solve_propagative(Impl& s, const ImpactSolverConfig& config, double restitution,
                                       std::optional<double>* indeterminacy = nullptr) {
   const Impl::Rows& rows = s.rows;
-  ImpactProblem problem = ImpactProblem::from_dense(rows.inverse_mass, rows.normals, rows.velocity);
-  problem.offsets = rows.offsets;
-  problem.restitution = restitution;
-  PropagativeParameters parameters;
-  parameters.policy = config.policy == OrderPolicy::kAll ? OrderPolicy::kMostNegative : config.policy;
-  parameters.seed = mix_seed(config.seed, s.impact_counter++);
-  parameters.max_reflections = config.max_reflections;
-  // The problem is assembled here from Bullet's state; validation would only
-  // re-check our own assembly (finite inputs are checked by rows_finite).
-  parameters.validate_input = false;
-  parameters.compute_energy = true;
+  const ImpactProblem problem =
+      internal::impact_problem(rows.inverse_mass, rows.normals, rows.velocity, rows.offsets, restitution);
+  // Validation off: finite inputs are checked by rows_finite.
+  const PropagativeParameters parameters = internal::propagative_parameters(
+      config.policy == OrderPolicy::kAll ? OrderPolicy::kMostNegative : config.policy,
+      internal::mix_seed(config.seed, s.impact_counter++), config.max_reflections, true);
   s.solver.set_parameters(parameters);
   const ImpactResult& result = s.solver.solve(problem);
   if (indeterminacy != nullptr) {
@@ -865,13 +762,7 @@ void resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolverStat
   // potential energy at every bounce (a ball that reaches the ground between
   // two steps would climb higher each time). Collision detection recomputes
   // the distance next step.
-  for (const int id : ids) {
-    btManifoldPoint& point = *s.points[id].point;
-    point.m_appliedImpulse = 0;
-    point.m_appliedImpulseLateral1 = 0;
-    point.m_appliedImpulseLateral2 = 0;
-    if (point.m_distance1 < 0) point.m_distance1 = 0;
-  }
+  for (const int id : ids) internal::forget_warm_start_and_overlap(*s.points[id].point);
   if (config.on_impact) {
     for (const int j : members) report.bodies.push_back(s.bodies[j]);
     config.on_impact(report);
@@ -965,8 +856,8 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
     const int n_bodies = build_clusters(s, constraints, num_constraints);
     // 3–4. Resolve every cluster that has an impact.
     for (int root = 0; root < n_bodies; ++root)
-      if (!s.cluster_points[root].empty())
-        resolve_cluster(s, config_, stats_, s.cluster_bodies[root], s.cluster_points[root],
+      if (!s.clusters.points[root].empty())
+        resolve_cluster(s, config_, stats_, s.clusters.members[root], s.clusters.points[root],
                         constraints, num_constraints, info);
   }
 
@@ -1035,8 +926,8 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
   const int num_joints = static_cast<int>(constraints.size());
   const int n_bodies = build_clusters(s, joints, num_joints);
   for (int root = 0; root < n_bodies; ++root) {
-    const std::vector<int>& members = s.cluster_bodies[root];
-    const std::vector<int>& ids = s.cluster_points[root];
+    const std::vector<int>& members = s.clusters.members[root];
+    const std::vector<int>& ids = s.clusters.points[root];
     if (ids.empty()) continue;
     const ClusterInfo cluster = classify(s, config_, members, ids, double(time_step));
     if (!cluster.impact) continue;

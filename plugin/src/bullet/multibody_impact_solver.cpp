@@ -1,5 +1,6 @@
 #include <simpact/bullet/multibody_impact_solver.h>
 
+#include "bullet/clustering.h"
 #include "bullet/joint_rows.h"
 
 #include <Eigen/Eigenvalues>
@@ -11,6 +12,9 @@
 #include <BulletDynamics/Featherstone/btMultiBody.h>
 #include <BulletDynamics/Featherstone/btMultiBodyDynamicsWorld.h>
 #include <BulletDynamics/Featherstone/btMultiBodyLinkCollider.h>
+#include <BulletDynamics/Featherstone/btMultiBodyMLCPConstraintSolver.h>
+#include <BulletDynamics/MLCPSolvers/btDantzigSolver.h>
+#include <BulletDynamics/MLCPSolvers/btLemkeSolver.h>
 
 #include <algorithm>
 #include <cmath>
@@ -27,50 +31,46 @@ constexpr const char* kLawPropagative = "propagative";
 constexpr const char* kLawRouth = "routh";
 constexpr const char* kLawBaseSolver = "base_solver";
 
-Eigen::Vector3d to_eigen(const btVector3& v) { return {double(v.x()), double(v.y()), double(v.z())}; }
-btVector3 to_bullet(const Eigen::Vector3d& v) {
-  return btVector3(btScalar(v.x()), btScalar(v.y()), btScalar(v.z()));
-}
-
-bool is_dynamic_rigid(const btRigidBody* body) {
-  return body != nullptr && !body->isStaticOrKinematicObject() && body->getInvMass() > 0;
-}
+using internal::to_bullet;
+using internal::to_eigen;
 
 // First free coordinate of a multibody's velocity vector: 0 with a free base,
 // 6 with a fixed or kinematic one (header, "Generalized velocities").
 int first_free(const btMultiBody& mb) { return mb.isBaseStaticOrKinematic() ? 6 : 0; }
 int free_count(const btMultiBody& mb) { return 6 + mb.getNumDofs() - first_free(mb); }
 
-std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t counter) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (counter + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-// btPlaneSpace1's frame of the unit n, in double.
-void plane_space(const Eigen::Vector3d& n, Eigen::Vector3d& p, Eigen::Vector3d& q) {
-  if (std::abs(n.z()) > 0.7071067811865475244) {
-    const double a = n.y() * n.y() + n.z() * n.z();
-    const double k = 1.0 / std::sqrt(a);
-    p = Eigen::Vector3d(0.0, -n.z() * k, n.y() * k);
-  } else {
-    const double a = n.x() * n.x() + n.y() * n.y();
-    const double k = 1.0 / std::sqrt(a);
-    p = Eigen::Vector3d(-n.y() * k, n.x() * k, 0.0);
-  }
-  q = n.cross(p);
-}
-
 void require(bool condition, const std::string& message) {
   if (!condition) throw std::invalid_argument("simpact::bullet::MultiBodyImpactSolverConfig: " + message);
 }
 
+constexpr std::pair<MultiBodyBaseSolver, const char*> kBaseNames[] = {
+    {MultiBodyBaseSolver::kSequentialImpulse, "sequential_impulse"},
+    {MultiBodyBaseSolver::kMlcpDantzig, "mlcp_dantzig"},
+    {MultiBodyBaseSolver::kMlcpLemke, "mlcp_lemke"},
+};
+
 }  // namespace
+
+const char* to_string(MultiBodyBaseSolver base) {
+  for (const auto& [value, name] : kBaseNames)
+    if (value == base) return name;
+  return "unknown";
+}
+
+MultiBodyBaseSolver parse_multibody_base_solver(const std::string& name) {
+  for (const auto& [value, base_name] : kBaseNames)
+    if (name == base_name) return value;
+  throw std::invalid_argument("unknown multibody base solver \"" + name +
+                              "\" (expected sequential_impulse, mlcp_dantzig or mlcp_lemke)");
+}
 
 void validate(const MultiBodyImpactSolverConfig& config) {
   require(config.law == ImpactLaw::kPropagative || config.law == ImpactLaw::kRouth,
           "law must be propagative or routh (auto is not supported for multibodies)");
+  bool known_base = false;
+  for (const auto& entry : kBaseNames) known_base = known_base || entry.first == config.base;
+  require(known_base, "base is not a valid MultiBodyBaseSolver (expected sequential_impulse, "
+                      "mlcp_dantzig or mlcp_lemke)");
   require(config.policy != OrderPolicy::kAll, "policy kAll is not a simulation order");
   // The shared fields have the rigid adapter's ranges.
   ImpactSolverConfig rigid;
@@ -112,11 +112,15 @@ struct MultiBodyImpactSolver::Impl {
   };
 
   btMultiBodyDynamicsWorld* world = nullptr;
+  // The base solver (header, "The base solver") and its MLCP interface; the
+  // interface outlives the solver that points to it (declared first).
+  std::unique_ptr<btMLCPSolverInterface> mlcp;
+  std::unique_ptr<btMultiBodyConstraintSolver> base;
   std::unordered_map<const btMultiBody*, Eigen::VectorXd> snapshot;  // pre-force velocity vectors
   std::vector<Node> nodes;
   std::unordered_map<const void*, int> node_index;
   std::vector<Point> points;
-  std::vector<int> parent;
+  internal::Clusters clusters;
   std::vector<std::pair<btManifoldPoint*, btScalar>> saved_restitution;
   btAlignedObjectArray<btScalar> scratch_r, jac;
   btAlignedObjectArray<btVector3> scratch_v;
@@ -131,7 +135,7 @@ struct MultiBodyImpactSolver::Impl {
     return it->second;
   }
   int node_of_rigid(btRigidBody* body) {
-    if (!is_dynamic_rigid(body)) return -1;
+    if (!internal::is_dynamic(body)) return -1;
     const auto [it, inserted] = node_index.emplace(body, static_cast<int>(nodes.size()));
     if (inserted) nodes.push_back({nullptr, body});
     return it->second;
@@ -176,8 +180,7 @@ double world_gravity(const Impl& s) {
 }
 
 double threshold_for(const MultiBodyImpactSolverConfig& config, double gravity, double h) {
-  if (config.impact_threshold >= 0.0) return config.impact_threshold;
-  return std::max(kThresholdGravitySteps * gravity * h, kMinimumImpactThreshold);
+  return internal::impact_threshold(config.impact_threshold, gravity, h);
 }
 
 double node_gravity(const Impl& s, const Impl::Node& node) {
@@ -251,17 +254,6 @@ double pre_force_u(Impl& s, const Impl::Point& p) {
   return u;
 }
 
-int find_root(std::vector<int>& parent, int i) {
-  while (parent[i] != i) i = parent[i] = parent[parent[i]];
-  return i;
-}
-
-void unite(std::vector<int>& parent, int a, int b) {
-  a = find_root(parent, a);
-  b = find_root(parent, b);
-  if (a != b) parent[std::max(a, b)] = std::min(a, b);
-}
-
 // ½ vᵀ (M⁻¹)⁺ v, eigenvalues below kRankTolerance × the largest are zero.
 double kinetic_energy(const Eigen::MatrixXd& inverse_mass, const Eigen::VectorXd& v) {
   if (v.size() == 0) return 0.0;
@@ -276,8 +268,8 @@ double kinetic_energy(const Eigen::MatrixXd& inverse_mass, const Eigen::VectorXd
 }
 
 struct Cluster {
-  std::vector<int> members;  // node indices
-  std::vector<int> ids;      // point indices
+  const std::vector<int>& members;  // node indices
+  const std::vector<int>& ids;      // point indices
 };
 
 struct Rows {
@@ -290,14 +282,16 @@ struct Rows {
   std::vector<int> kept;      // points (indices into cluster ids) with a non-zero row
 };
 
-// Rows along one direction per point: normals (directions = normals).
+// `per_point` rows for each kept point of `layout`, row r along
+// directions[r] at the point kept[r / per_point] (normals: one per point).
 void build_rows(Impl& s, const Cluster& c, const std::vector<int>& local, const Rows& layout,
-                const std::vector<btVector3>& directions, Eigen::MatrixXd& rows, Eigen::VectorXd& b) {
+                int per_point, const std::vector<btVector3>& directions, Eigen::MatrixXd& rows,
+                Eigen::VectorXd& b) {
   const int m = static_cast<int>(directions.size());
   rows.setZero(m, layout.n);
   b.setZero(m);
   for (int r = 0; r < m; ++r) {
-    const Impl::Point& p = s.points[c.ids[layout.kept[r]]];
+    const Impl::Point& p = s.points[c.ids[layout.kept[r / per_point]]];
     for (const Impl::Side* side : {&p.a, &p.b}) {
       const bool in = side->node >= 0;
       const int offset = in ? layout.offsets[local[side->node]] : 0;
@@ -308,17 +302,43 @@ void build_rows(Impl& s, const Cluster& c, const std::vector<int>& local, const 
 
 }  // namespace
 
+namespace {
+
+void make_base(Impl& s, MultiBodyBaseSolver kind) {
+  s.base.reset();
+  s.mlcp.reset();
+  switch (kind) {
+    case MultiBodyBaseSolver::kSequentialImpulse:
+      s.base = std::make_unique<btMultiBodyConstraintSolver>();
+      return;
+    case MultiBodyBaseSolver::kMlcpDantzig:
+      s.mlcp = std::make_unique<btDantzigSolver>();
+      break;
+    case MultiBodyBaseSolver::kMlcpLemke:
+      s.mlcp = std::make_unique<btLemkeSolver>();
+      break;
+  }
+  s.base = std::make_unique<btMultiBodyMLCPConstraintSolver>(s.mlcp.get());
+}
+
+}  // namespace
+
 MultiBodyImpactSolver::MultiBodyImpactSolver(MultiBodyImpactSolverConfig config)
     : config_(std::move(config)), impl_(std::make_unique<Impl>()) {
   validate(config_);
+  make_base(*impl_, config_.base);
 }
 
 MultiBodyImpactSolver::~MultiBodyImpactSolver() = default;
 
 void MultiBodyImpactSolver::set_config(MultiBodyImpactSolverConfig config) {
   validate(config);
+  if (config.base != config_.base) make_base(*impl_, config.base);
   config_ = std::move(config);
 }
+
+btMultiBodyConstraintSolver& MultiBodyImpactSolver::base_solver() { return *impl_->base; }
+const btMultiBodyConstraintSolver& MultiBodyImpactSolver::base_solver() const { return *impl_->base; }
 
 void MultiBodyImpactSolver::attach(btMultiBodyDynamicsWorld& world) {
   impl_->world = &world;
@@ -331,7 +351,7 @@ void MultiBodyImpactSolver::detach() {
 }
 
 void MultiBodyImpactSolver::prepareSolve(int num_bodies, int num_manifolds) {
-  btMultiBodyConstraintSolver::prepareSolve(num_bodies, num_manifolds);
+  impl_->base->prepareSolve(num_bodies, num_manifolds);
   // btMultiBodyDynamicsWorld::solveExternalForces calls this before it adds
   // gravity and steps the multibodies' velocities: the pre-force snapshot.
   Impl& s = *impl_;
@@ -344,17 +364,31 @@ void MultiBodyImpactSolver::prepareSolve(int num_bodies, int num_manifolds) {
 }
 
 void MultiBodyImpactSolver::allSolved(const btContactSolverInfo& info, btIDebugDraw* debug_drawer) {
-  btMultiBodyConstraintSolver::allSolved(info, debug_drawer);
+  impl_->base->allSolved(info, debug_drawer);
   ++impl_->steps;
 }
 
 void MultiBodyImpactSolver::reset() {
-  btMultiBodyConstraintSolver::reset();
+  impl_->base->reset();
   impl_->impact_counter = 0;
   impl_->steps = 0;
 }
 
 namespace {
+
+// internal::build_clusters' view of the batch: nodes and points as collected.
+struct NodeGraph {
+  Impl& s;
+  int num_nodes() const { return static_cast<int>(s.nodes.size()); }
+  int node(const btRigidBody* body) const {
+    const auto it = s.node_index.find(body);
+    return it == s.node_index.end() ? -1 : it->second;
+  }
+  void add(btRigidBody* body) { s.node_of_rigid(body); }
+  int num_points() const { return static_cast<int>(s.points.size()); }
+  int end_a(int k) const { return s.points[static_cast<size_t>(k)].a.node; }
+  int end_b(int k) const { return s.points[static_cast<size_t>(k)].b.node; }
+};
 
 // Resolves one cluster (header, points 3–5).
 void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
@@ -366,14 +400,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   const double threshold = threshold_for(config, gravity, h);
   bool impact = false;
   double restitution = 1.0;
-  for (const int id : c.ids) {
-    const Impl::Point& p = s.points[id];
-    if (p.u < -threshold) {
-      restitution = impact ? std::min(restitution, double(p.point->m_combinedRestitution))
-                           : double(p.point->m_combinedRestitution);
-      impact = true;
-    }
-  }
+  for (const int id : c.ids) internal::note_strike(s.points[id].u, threshold, *s.points[id].point, impact, restitution);
   if (!impact) return;
   restitution = std::clamp(restitution, 0.0, 1.0);
   const bool routh = config.law == ImpactLaw::kRouth;
@@ -405,16 +432,8 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     }
   }
   report.offsets = rows.offsets;
-  const auto report_contact = [&](const Impl::Point& p, double approach) {
-    ImpactReport::Contact contact;
-    contact.a = p.a.object;
-    contact.b = p.b.object;
-    contact.approach_speed = approach;
-    contact.point_on_a = p.point->getPositionWorldOnA();
-    contact.point_on_b = p.point->getPositionWorldOnB();
-    contact.normal = p.point->m_normalWorldOnB;
-    contact.friction = double(p.point->m_combinedFriction);
-    return contact;
+  const auto report_contact = [](const Impl::Point& p, double approach) {
+    return internal::contact_report(p.a.object, p.b.object, *p.point, approach);
   };
   const auto fail = [&](const std::string& message, bool unattached) {
     ++(unattached ? stats.unattached : stats.fallbacks);
@@ -501,7 +520,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     rows.kept.push_back(r);
     normals.push_back(s.points[c.ids[r]].point->m_normalWorldOnB);
   }
-  build_rows(s, c, local, rows, normals, rows.normals, rows.b);
+  build_rows(s, c, local, rows, 1, normals, rows.normals, rows.b);
   {
     std::vector<int> kept;
     std::vector<btVector3> kept_normals;
@@ -515,7 +534,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     if (kept.size() != rows.kept.size()) {
       rows.kept = kept;
       normals = kept_normals;
-      build_rows(s, c, local, rows, normals, rows.normals, rows.b);
+      build_rows(s, c, local, rows, 1, normals, rows.normals, rows.b);
     }
   }
   const int m = static_cast<int>(rows.kept.size());
@@ -534,16 +553,11 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   Eigen::VectorXd after;
   Eigen::VectorXd impulses;
   if (!routh) {
-    ImpactProblem problem = ImpactProblem::from_dense(rows.inverse_mass, rows.normals, rows.velocity);
-    problem.offsets = rows.b;
-    problem.restitution = restitution;
-    PropagativeParameters parameters;
-    parameters.policy = config.policy;
-    parameters.seed = mix_seed(config.seed, s.impact_counter++);
-    parameters.max_reflections = config.max_reflections;
-    parameters.validate_input = false;  // assembled and checked for finiteness here
-    parameters.compute_energy = false;
-    s.solver.set_parameters(parameters);
+    const ImpactProblem problem =
+        internal::impact_problem(rows.inverse_mass, rows.normals, rows.velocity, rows.b, restitution);
+    // Validation off: assembled and checked for finiteness here.
+    s.solver.set_parameters(internal::propagative_parameters(
+        config.policy, internal::mix_seed(config.seed, s.impact_counter++), config.max_reflections, false));
     const ImpactResult& result = s.solver.solve(problem);
     stats.reflections += result.reflections;
     if (result.status != Status::kSuccess) ++stats.fallbacks;
@@ -558,13 +572,9 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     for (int r = 0; r < m; ++r)
       for (const btVector3& e : {btVector3(1, 0, 0), btVector3(0, 1, 0), btVector3(0, 0, 1)})
         axes.push_back(e);
-    Rows axis_layout = rows;
-    axis_layout.kept.clear();
-    for (int r = 0; r < m; ++r)
-      for (int e = 0; e < 3; ++e) axis_layout.kept.push_back(rows.kept[r]);
     Eigen::MatrixXd axis_rows;
     Eigen::VectorXd axis_b;
-    build_rows(s, c, local, axis_layout, axes, axis_rows, axis_b);
+    build_rows(s, c, local, rows, 3, axes, axis_rows, axis_b);
     const Eigen::VectorXd relative = axis_rows * rows.velocity + axis_b;
     const Eigen::VectorXd u = rows.normals * rows.velocity + rows.b;
     const double approach = std::max(0.0, -u.minCoeff());
@@ -575,42 +585,26 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
       const Eigen::Vector3d rel = relative.segment<3>(3 * r);
       const Eigen::Vector3d slip = rel - rel.dot(n) * n;
       Eigen::Vector3d t1, t2;
-      if (slip.norm() > kSlipFrameTolerance * approach && slip.norm() > 0.0) {
-        t1 = slip.normalized();
-        t2 = n.cross(t1);
-      } else {
-        plane_space(n, t1, t2);
-      }
+      internal::tangent_frame(n, slip, approach, t1, t2);
+      t2 = n.cross(t1);  // header, "Deviations": t2 = n̂ × t1 for either t1
       tangents.push_back(to_bullet(t1));
       tangents.push_back(to_bullet(t2));
       friction[r] = std::max(0.0, double(s.points[c.ids[rows.kept[r]]].point->m_combinedFriction));
     }
-    Rows tangent_layout = rows;
-    tangent_layout.kept.clear();
-    for (int r = 0; r < m; ++r)
-      for (int e = 0; e < 2; ++e) tangent_layout.kept.push_back(rows.kept[r]);
     Eigen::MatrixXd tangent_rows;
     Eigen::VectorXd tangent_b;
-    build_rows(s, c, local, tangent_layout, tangents, tangent_rows, tangent_b);
+    build_rows(s, c, local, rows, 2, tangents, tangent_rows, tangent_b);
     int key = std::numeric_limits<int>::max();
     for (const int id : c.ids)
       for (const Impl::Side* side : {&s.points[id].a, &s.points[id].b})
         if (side->node >= 0) key = std::min(key, side->object->getWorldArrayIndex());
-    report.sample_seed = mix_seed(mix_seed(config.seed, s.steps),
-                                  static_cast<std::uint64_t>(static_cast<std::int64_t>(key)));
+    report.sample_seed = internal::routh_seed(config.seed, s.steps, key);
     FrictionalResult sample;
     try {
-      FrictionalProblem problem = FrictionalProblem::from_dense(
-          rows.inverse_mass, rows.normals, tangent_rows, rows.velocity, friction);
-      problem.normal_offsets = rows.b;
-      problem.tangent_offsets = tangent_b;
-      problem.cone_directions = config.routh.cone_directions;
-      RouthParameters parameters;
-      parameters.step = config.routh.step;
-      parameters.max_steps = config.routh.max_steps;
-      parameters.seed = report.sample_seed;
-      parameters.sampler = config.routh.sampler;
-      parameters.validate_input = false;
+      const FrictionalProblem problem =
+          internal::frictional_problem(rows.inverse_mass, rows.normals, tangent_rows, rows.velocity,
+                                       friction, rows.b, tangent_b, config.routh.cone_directions);
+      const RouthParameters parameters = internal::routh_parameters(config.routh, report.sample_seed);
       sample = RouthSampler(problem, parameters).sample(0);
     } catch (const std::exception& e) {
       sample.status = Status::kInfeasible;
@@ -665,10 +659,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     btManifoldPoint& point = *s.points[id].point;
     s.saved_restitution.emplace_back(&point, point.m_combinedRestitution);
     point.m_combinedRestitution = 0;
-    point.m_appliedImpulse = 0;
-    point.m_appliedImpulseLateral1 = 0;
-    point.m_appliedImpulseLateral2 = 0;
-    if (point.m_distance1 < 0) point.m_distance1 = 0;
+    internal::forget_warm_start_and_overlap(point);
   }
   if (config.on_impact) config.on_impact(report);
 }
@@ -713,49 +704,20 @@ void MultiBodyImpactSolver::solveMultiBodyGroup(
 
   if (any_strike) {
     // 2. Clusters: rigid joints pull in jointed dynamic rigid bodies.
-    bool grew = true;
-    while (grew) {
-      grew = false;
-      for (int k = 0; k < num_constraints; ++k) {
-        btTypedConstraint* joint = constraints[k];
-        if (!joint->isEnabled()) continue;
-        const bool has_a = s.node_index.count(&joint->getRigidBodyA()) > 0;
-        const bool has_b = s.node_index.count(&joint->getRigidBodyB()) > 0;
-        if (has_a == has_b) continue;
-        const size_t before = s.nodes.size();
-        s.node_of_rigid(&joint->getRigidBodyA());
-        s.node_of_rigid(&joint->getRigidBodyB());
-        grew = grew || s.nodes.size() != before;
-      }
-    }
-    const int n_nodes = static_cast<int>(s.nodes.size());
-    s.parent.resize(n_nodes);
-    std::iota(s.parent.begin(), s.parent.end(), 0);
-    for (const Impl::Point& p : s.points)
-      if (p.a.node >= 0 && p.b.node >= 0) unite(s.parent, p.a.node, p.b.node);
-    for (int k = 0; k < num_constraints; ++k) {
-      btTypedConstraint* joint = constraints[k];
-      if (!joint->isEnabled()) continue;
-      const auto ia = s.node_index.find(&joint->getRigidBodyA());
-      const auto ib = s.node_index.find(&joint->getRigidBodyB());
-      if (ia != s.node_index.end() && ib != s.node_index.end()) unite(s.parent, ia->second, ib->second);
-    }
-    std::vector<Cluster> clusters(static_cast<size_t>(n_nodes));
-    for (int j = 0; j < n_nodes; ++j) clusters[find_root(s.parent, j)].members.push_back(j);
-    for (int id = 0; id < static_cast<int>(s.points.size()); ++id) {
-      const Impl::Point& p = s.points[id];
-      clusters[find_root(s.parent, p.a.node >= 0 ? p.a.node : p.b.node)].ids.push_back(id);
-    }
+    NodeGraph graph{s};
+    internal::build_clusters(graph, constraints, num_constraints, s.clusters);
     // 3–5.
-    for (const Cluster& cluster : clusters)
-      if (!cluster.ids.empty()) resolve(s, config_, stats_, cluster, constraints, num_constraints, info);
+    for (int root = 0; root < s.clusters.num_nodes; ++root)
+      if (!s.clusters.points[root].empty())
+        resolve(s, config_, stats_, Cluster{s.clusters.members[root], s.clusters.points[root]},
+                constraints, num_constraints, info);
   }
 
   // 6. The base multibody solver on the whole batch.
-  btMultiBodyConstraintSolver::solveMultiBodyGroup(bodies, num_bodies, manifolds, num_manifolds,
-                                                   constraints, num_constraints, multibody_constraints,
-                                                   num_multibody_constraints, info, debug_drawer,
-                                                   dispatcher);
+  s.base->solveMultiBodyGroup(bodies, num_bodies, manifolds, num_manifolds, constraints,
+                              num_constraints, multibody_constraints, num_multibody_constraints, info,
+                              debug_drawer, dispatcher);
+  m_analyticsData = s.base->m_analyticsData;
   for (const auto& [point, restitution] : s.saved_restitution) point->m_combinedRestitution = restitution;
   s.saved_restitution.clear();
 }

@@ -1,9 +1,9 @@
 // simpact::bullet — the impact phase for Featherstone multibodies
 // (btMultiBodyDynamicsWorld). MultiBodyImpactSolver IS a
-// btMultiBodyConstraintSolver: it resolves the impacts of a batch with a
-// core law and then runs Bullet's own multibody solver (sustained contact,
-// friction, joint limits, motors, btMultiBodyConstraints, rigid joints) on
-// the whole batch:
+// btMultiBodyConstraintSolver (what the world takes): it resolves the
+// impacts of a batch with a core law and then hands the whole batch to a
+// BASE multibody solver that it owns (sustained contact, friction, joint
+// limits, motors, btMultiBodyConstraints, rigid joints):
 //
 //     simpact::bullet::MultiBodyImpactSolver solver(config);
 //     btMultiBodyDynamicsWorld world(&dispatcher, &broadphase, &solver, &collision_config);
@@ -11,6 +11,32 @@
 //
 // attach() also calls world.setMultiBodyConstraintSolver(this), so it may be
 // used instead of passing the solver to the world's constructor.
+//
+// ── The base solver (MultiBodyImpactSolverConfig::base) ─────────────────────
+//   kSequentialImpulse  Bullet's btMultiBodyConstraintSolver (the default;
+//                       outcomes are those of the adapter before the base
+//                       became configurable, bit for bit);
+//   kMlcpDantzig        btMultiBodyMLCPConstraintSolver with btDantzigSolver;
+//   kMlcpLemke          btMultiBodyMLCPConstraintSolver with btLemkeSolver.
+// The adapter creates and owns the base (and its MLCP interface); set_config
+// with another kind replaces it (between steps). btMultiBodyDynamicsWorld
+// calls prepareSolve, solveMultiBodyGroup (per batch, through its island
+// callback) and allSolved on the solver it was given; the adapter forwards
+// each of them, and reset(), to the base, and copies the base's
+// m_analyticsData back after each batch (the island callback reads it from
+// the solver it holds). The adapter's own inherited btSequentialImpulse-
+// ConstraintSolver state is not used: configure the base through
+// base_solver() (e.g. btMultiBodyMLCPConstraintSolver::getNumFallbacks — an
+// MLCP that fails falls back to sequential-impulse iterations silently).
+// getSolverType() stays btMultiBodyConstraintSolver's (BT_SEQUENTIAL_IMPULSE_
+// SOLVER) whatever the base: install the adapter with attach() or
+// setMultiBodyConstraintSolver, as before. solveGroup (the
+// rigid-only entry point btMultiBodyConstraintSolver documents as "should
+// not be called") is not forwarded and has no impact phase.
+// Every base builds its contact rows through btMultiBodyConstraintSolver's
+// setup (btMultiBodyMLCPConstraintSolver::solveGroupCacheFriendlySetup calls
+// it, then turns the rows' right-hand sides into its MLCP), so restitution
+// off via m_combinedRestitution (point 5) holds for each of them.
 //
 // ── What one solveMultiBodyGroup call does ─────────────────────────────────
 //  1. Contact points touching (distance ≤ touch_tolerance) or closing within
@@ -33,12 +59,16 @@
 //     take restitutionCurve(rel_vel, m_combinedRestitution, …)), the warm
 //     start is cleared and penetration is not pushed out in this step
 //     (m_distance1 clamped to 0, as the rigid adapter). Unlike the rigid
-//     adapter, points left separating are NOT hidden from the base solver:
-//     it is always Bullet's sequential-impulse multibody solver, which gives
-//     a separating, non-penetrating row no impulse (the rigid adapter hides
-//     them for MLCP/Lemke bases). Points of clusters simpact did not
-//     resolve keep Bullet's restitution.
-//  6. btMultiBodyConstraintSolver::solveMultiBodyGroup runs on the batch.
+//     adapter, points left separating are NOT hidden from the base solver,
+//     whatever its kind: the sequential-impulse base gives a separating,
+//     non-penetrating row no impulse, and the pendulum cradle keeps its
+//     outcome with both MLCP bases (tests/bullet/multibody_test.cpp); the
+//     rigid adapter hides them because btMLCPSolver + Lemke returned
+//     adhesive impulses there. Bullet's multibody MLCP often fails on
+//     multibody rows and silently falls back to sequential-impulse
+//     iterations (see getNumFallbacks on base_solver()). Points of clusters
+//     simpact did not resolve keep Bullet's restitution.
+//  6. The base solver's solveMultiBodyGroup runs on the batch.
 //
 // ── Generalized velocities (cluster layout) ─────────────────────────────────
 //   multibody with a free base: its whole velocity vector
@@ -157,8 +187,23 @@ struct MultiBodyImpactReport {
   std::uint64_t sample_seed = 0;  ///< Routh only
 };
 
+/// The base multibody solver that runs after the impact phase (header, "The
+/// base solver").
+enum class MultiBodyBaseSolver {
+  kSequentialImpulse,  ///< btMultiBodyConstraintSolver (default)
+  kMlcpDantzig,        ///< btMultiBodyMLCPConstraintSolver + btDantzigSolver
+  kMlcpLemke,          ///< btMultiBodyMLCPConstraintSolver + btLemkeSolver
+};
+
+/// "sequential_impulse", "mlcp_dantzig", "mlcp_lemke" ("unknown" otherwise).
+const char* to_string(MultiBodyBaseSolver base);
+/// The inverse of to_string; throws std::invalid_argument for another name.
+MultiBodyBaseSolver parse_multibody_base_solver(const std::string& name);
+
 struct MultiBodyImpactSolverConfig {
   ImpactLaw law = ImpactLaw::kPropagative;  ///< kPropagative or kRouth
+  /// Bullet solver the batch goes to after the impact phase.
+  MultiBodyBaseSolver base = MultiBodyBaseSolver::kSequentialImpulse;
   OrderPolicy policy = OrderPolicy::kMostNegative;  ///< propagative; not kAll
   std::uint64_t seed = 0;  ///< kRandom and Routh seeds (as impact_solver.h "Seeds")
   /// [m/s]; negative = automatic, exactly as ImpactSolverConfig (|g| of the
@@ -174,7 +219,8 @@ struct MultiBodyImpactSolverConfig {
 };
 
 /// Throws std::invalid_argument naming the first bad field (as
-/// validate(ImpactSolverConfig), plus: law must be kPropagative or kRouth).
+/// validate(ImpactSolverConfig), plus: law must be kPropagative or kRouth,
+/// base a MultiBodyBaseSolver value).
 void validate(const MultiBodyImpactSolverConfig& config);
 
 /// Largest relative asymmetry max|A − Aᵀ| / max|A| of an ABA-built M⁻¹
@@ -225,7 +271,12 @@ class MultiBodyImpactSolver : public btMultiBodyConstraintSolver {
 
   const MultiBodyImpactSolverConfig& config() const { return config_; }
   /// Throws std::invalid_argument (validate) and keeps the old config then.
+  /// A different `base` kind replaces the base solver (a fresh instance).
   void set_config(MultiBodyImpactSolverConfig config);
+  /// The owned base solver (its kind: config().base); a
+  /// btMultiBodyMLCPConstraintSolver for the MLCP kinds.
+  btMultiBodyConstraintSolver& base_solver();
+  const btMultiBodyConstraintSolver& base_solver() const;
   const MultiBodyImpactStats& stats() const { return stats_; }
 
   struct Impl;  ///< opaque

@@ -1,0 +1,178 @@
+// What the two Bullet adapters, ImpactSolver (rigid bodies) and
+// MultiBodyImpactSolver (Featherstone multibodies), share: conversions, the
+// impact threshold, the seeds, the tangent frame of the Routh laws, the
+// union–find clustering of a batch (contacts and enabled btTypedConstraints
+// join nodes), the per-cluster strike rule, and the assembly of the core
+// problems from dense rows. Internal to simpact::bullet; never installed.
+//
+// Everything here is exactly what each adapter did on its own before it was
+// shared: the same operations in the same order (results are bit-identical).
+#pragma once
+
+#include <simpact/bullet/impact_solver.h>
+#include <simpact/frictional_problem.h>
+#include <simpact/propagative.h>
+#include <simpact/routh.h>
+
+#include <Eigen/Core>
+
+#include <LinearMath/btVector3.h>
+#include <BulletDynamics/ConstraintSolver/btTypedConstraint.h>
+
+#include <cstdint>
+#include <vector>
+
+class btCollisionObject;
+class btRigidBody;
+class btManifoldPoint;
+
+namespace simpact::bullet::internal {
+
+inline Eigen::Vector3d to_eigen(const btVector3& v) {
+  return {double(v.x()), double(v.y()), double(v.z())};
+}
+
+inline btVector3 to_bullet(const Eigen::Vector3d& v) {
+  return btVector3(btScalar(v.x()), btScalar(v.y()), btScalar(v.z()));
+}
+
+/// A rigid body that moves under impulses: not static, not kinematic, m⁻¹ > 0.
+bool is_dynamic(const btRigidBody* body);
+
+/// The impact threshold [m/s] (ImpactSolverConfig::impact_threshold):
+/// `configured` when ≥ 0, else max(kThresholdGravitySteps·gravity·h,
+/// kMinimumImpactThreshold), `gravity` the largest |g| of the bodies.
+double impact_threshold(double configured, double gravity, double h);
+
+/// SplitMix64 finalizer of seed + golden-ratio × (counter + 1)
+/// (impact_solver.h, "Seeds").
+std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t counter);
+
+/// The seed of a cluster's Routh sample: mix(mix(seed, steps), key), key
+/// the smallest world array index of the cluster's moving objects.
+std::uint64_t routh_seed(std::uint64_t seed, std::uint64_t steps, int key);
+
+/// btPlaneSpace1 in double: two unit vectors completing the unit n to an
+/// orthonormal frame (p, q = n × p, q written out as btPlaneSpace1 does).
+void plane_space(const Eigen::Vector3d& n, Eigen::Vector3d& p, Eigen::Vector3d& q);
+
+/// The Routh laws' tangent frame of a contact with unit normal n: t1 along
+/// the tangential `slip` when |slip| > kSlipFrameTolerance × `approach` (and
+/// non-zero), t2 = n × t1; otherwise plane_space(n).
+void tangent_frame(const Eigen::Vector3d& n, const Eigen::Vector3d& slip, double approach,
+                   Eigen::Vector3d& t1, Eigen::Vector3d& t2);
+
+/// Folds one contact point into its cluster's strike: a point approaching
+/// faster than `threshold` (u < −threshold) makes the cluster an impact, and
+/// the cluster's restitution is the smallest m_combinedRestitution of those
+/// points (clamp it to [0, 1] when all are folded in).
+void note_strike(double u, double threshold, const btManifoldPoint& point, bool& impact,
+                 double& restitution);
+
+/// The report entry of a contact point (impulse, tangents and friction
+/// impulse left at their defaults).
+ImpactReport::Contact contact_report(const btCollisionObject* a, const btCollisionObject* b,
+                                     const btManifoldPoint& point, double approach_speed);
+
+/// A resolved point carries nothing from the last step into the base solve:
+/// no warm start, and its penetration is not pushed out in this step
+/// (m_distance1 clamped to 0).
+void forget_warm_start_and_overlap(btManifoldPoint& point);
+
+/// The propagative problem of dense rows: M⁻¹, J, v*, offsets b, R.
+ImpactProblem impact_problem(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& normals,
+                             const Eigen::VectorXd& velocity, const Eigen::VectorXd& offsets,
+                             double restitution);
+
+/// The propagative law's parameters for one cluster; the input is assembled
+/// by the adapter from Bullet's state and checked for finiteness there, so
+/// the core's validation is off.
+PropagativeParameters propagative_parameters(OrderPolicy policy, std::uint64_t seed,
+                                             std::int64_t max_reflections, bool compute_energy);
+
+/// The Routh laws' frictional problem of dense rows (normal rows 1 per
+/// contact, tangent rows 2r, 2r + 1 of contact r).
+FrictionalProblem frictional_problem(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& normals,
+                                     const Eigen::MatrixXd& tangents, const Eigen::VectorXd& velocity,
+                                     const Eigen::VectorXd& friction, const Eigen::VectorXd& normal_offsets,
+                                     const Eigen::VectorXd& tangent_offsets, int cone_directions);
+
+/// RouthSampler's parameters from the adapters' RouthSettings (validation
+/// off, as propagative_parameters).
+RouthParameters routh_parameters(const RouthSettings& settings, std::uint64_t seed);
+
+// ── Clustering ──────────────────────────────────────────────────────────────
+
+int find_root(std::vector<int>& parent, int i);
+/// Joins the sets of a and b; the root is the lower index.
+void unite(std::vector<int>& parent, int a, int b);
+
+/// Clusters of one batch, by root (the lowest node index of the cluster).
+/// The vectors are reused from batch to batch: only [0, num_nodes) is valid.
+struct Clusters {
+  int num_nodes = 0;
+  std::vector<int> parent;
+  std::vector<std::vector<int>> members;  ///< node indices, ascending
+  std::vector<std::vector<int>> points;   ///< point indices, ascending
+};
+
+/// Union–find over an adapter's nodes. `Graph` provides
+///   int  num_nodes() const;
+///   int  node(const btRigidBody*) const;  // its node index, −1 when not a node
+///   void add(btRigidBody*);               // makes a dynamic rigid body a node (idempotent)
+///   int  num_points() const;
+///   int  end_a(int point) const, end_b(int point) const;  // node, or −1 (immovable)
+/// First every enabled btTypedConstraint with exactly one body among the
+/// nodes pulls the other one in (repeatedly: a jointed chain of bodies that
+/// touch nothing, a pendulum's arm); then contacts between two nodes and
+/// enabled joints between two nodes unite them. Every point has at least one
+/// end that is a node.
+template <class Graph>
+void build_clusters(Graph& graph, btTypedConstraint* const* constraints, int num_constraints,
+                    Clusters& out) {
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int k = 0; k < num_constraints; ++k) {
+      btTypedConstraint* joint = constraints[k];
+      if (!joint->isEnabled()) continue;
+      const bool has_a = graph.node(&joint->getRigidBodyA()) >= 0;
+      const bool has_b = graph.node(&joint->getRigidBodyB()) >= 0;
+      if (has_a == has_b) continue;
+      const int before = graph.num_nodes();
+      graph.add(&joint->getRigidBodyA());
+      graph.add(&joint->getRigidBodyB());
+      grew = grew || graph.num_nodes() != before;
+    }
+  }
+  const int n = graph.num_nodes();
+  out.num_nodes = n;
+  out.parent.resize(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) out.parent[static_cast<size_t>(i)] = i;
+  const int m = graph.num_points();
+  for (int k = 0; k < m; ++k) {
+    const int a = graph.end_a(k), b = graph.end_b(k);
+    if (a >= 0 && b >= 0) unite(out.parent, a, b);
+  }
+  for (int k = 0; k < num_constraints; ++k) {
+    btTypedConstraint* joint = constraints[k];
+    if (!joint->isEnabled()) continue;
+    const int a = graph.node(&joint->getRigidBodyA());
+    const int b = graph.node(&joint->getRigidBodyB());
+    if (a >= 0 && b >= 0) unite(out.parent, a, b);
+  }
+  if (static_cast<int>(out.members.size()) < n) {
+    out.members.resize(static_cast<size_t>(n));
+    out.points.resize(static_cast<size_t>(n));
+  }
+  for (int i = 0; i < n; ++i) {
+    out.members[static_cast<size_t>(i)].clear();
+    out.points[static_cast<size_t>(i)].clear();
+  }
+  for (int i = 0; i < n; ++i) out.members[static_cast<size_t>(find_root(out.parent, i))].push_back(i);
+  for (int k = 0; k < m; ++k) {
+    const int a = graph.end_a(k);
+    out.points[static_cast<size_t>(find_root(out.parent, a >= 0 ? a : graph.end_b(k)))].push_back(k);
+  }
+}
+
+}  // namespace simpact::bullet::internal
