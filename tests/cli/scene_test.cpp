@@ -4,7 +4,9 @@
 
 #include <simpact_cli/cli.h>
 #include <simpact_cli/scene.h>
+#include <simpact_scenes/multibody_world.h>
 
+#include <BulletDynamics/Featherstone/btMultiBody.h>
 #include <LinearMath/btScalar.h>
 #include <gtest/gtest.h>
 
@@ -248,6 +250,22 @@ struct Malformed {
   const char* message;  ///< must appear in the error line
 };
 
+/// Each case edits the bundled `scene` and must exit 2 with one error line
+/// containing its message, and print nothing on standard output.
+void expect_malformed(const char* scene, const std::vector<Malformed>& cases) {
+  for (const Malformed& c : cases) {
+    SCOPED_TRACE(c.what);
+    Json input = load_scene(scene);
+    c.edit(input);
+    const SceneRun result = run_scene_text(input.dump());
+    EXPECT_EQ(result.exit_code, kExitInputError);
+    EXPECT_EQ(result.out, "");
+    EXPECT_EQ(result.err.rfind("error: ", 0), 0u) << result.err;
+    EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << "one line: " << result.err;
+    EXPECT_NE(result.err.find(c.message), std::string::npos) << result.err;
+  }
+}
+
 TEST(CliScene, MalformedScenesExit2NamingTheKey) {
   const std::vector<Malformed> cases = {
       {"missing dt", [](Json& s) { s.erase("dt"); }, R"(missing required key "dt")"},
@@ -337,17 +355,7 @@ TEST(CliScene, MalformedScenesExit2NamingTheKey) {
        },
        R"("joints" entry 0: "type" must be one of: point2point)"},
   };
-  for (const Malformed& c : cases) {
-    SCOPED_TRACE(c.what);
-    Json input = load_scene("newtons_cradle.scene.json");
-    c.edit(input);
-    const SceneRun result = run_scene_text(input.dump());
-    EXPECT_EQ(result.exit_code, kExitInputError);
-    EXPECT_EQ(result.out, "");
-    EXPECT_EQ(result.err.rfind("error: ", 0), 0u) << result.err;
-    EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << "one line: " << result.err;
-    EXPECT_NE(result.err.find(c.message), std::string::npos) << result.err;
-  }
+  expect_malformed("newtons_cradle.scene.json", cases);
 }
 
 // ── Scenes with "multibodies" (MultiBodyWorld) ─────────────────────────────
@@ -538,16 +546,32 @@ TEST(CliScene, MalformedMultibodyScenesExit2NamingTheProblem) {
        R"("multibodies" entry 0: missing required key "links")"},
       {"no links", [](Json& s) { s["multibodies"][0]["links"] = Json::array(); },
        R"("multibodies" entry 0: "links" must have at least one link)"},
-      {"free base", [](Json& s) { s["multibodies"][2]["base"]["type"] = "free"; },
-       R"("multibodies" entry 2: "base" type "free" is not supported in a scene with "multibodies")"},
       {"unknown base type", [](Json& s) { s["multibodies"][0]["base"]["type"] = "floating"; },
-       R"("multibodies" entry 0: "type" must be one of: fixed)"},
-      {"base mass", [](Json& s) { s["multibodies"][0]["base"]["mass"] = 1; },
-       R"("multibodies" entry 0: unknown key "mass")"},
-      {"prismatic joint", [](Json& s) { s["multibodies"][0]["links"][0]["joint"] = "prismatic"; },
-       R"("multibodies" entry 0: "links" entry 0: "joint" "prismatic" is not supported)"},
+       R"("multibodies" entry 0: "type" must be one of: fixed, free)"},
+      {"fixed base mass", [](Json& s) { s["multibodies"][0]["base"]["mass"] = 1; },
+       R"("multibodies" entry 0: "mass" is for a "free" base only (this base is fixed))"},
+      {"fixed base colliders",
+       [](Json& s) { s["multibodies"][0]["base"]["colliders"] = Json::array(); },
+       R"("multibodies" entry 0: "colliders" is for a "free" base only)"},
+      {"unknown base key", [](Json& s) { s["multibodies"][0]["base"]["rotation"] = {0, 0, 0, 1}; },
+       R"("multibodies" entry 0: unknown key "rotation")"},
+      {"spherical joint", [](Json& s) { s["multibodies"][0]["links"][0]["joint"] = "spherical"; },
+       R"("multibodies" entry 0: "links" entry 0: "joint" "spherical" is not supported)"},
       {"unknown joint", [](Json& s) { s["multibodies"][0]["links"][0]["joint"] = "hinge"; },
-       R"("links" entry 0: "joint" must be one of: revolute)"},
+       R"("links" entry 0: "joint" must be one of: revolute, prismatic)"},
+      {"fixed-base link colliders",
+       [](Json& s) {
+         s["multibodies"][0]["links"][0]["colliders"] = {{{"center", {0, 0, 0}}, {"radius", 1}}};
+       },
+       R"("links" entry 0: "colliders" of a fixed-base link is not supported)"},
+      {"zero link inertia", [](Json& s) { s["multibodies"][0]["links"][0]["inertia"] = {1, 0, 1}; },
+       R"("links" entry 0: "inertia" must be > 0)"},
+      {"prismatic zero axis",
+       [](Json& s) {
+         s["multibodies"][0]["links"][0]["joint"] = "prismatic";
+         s["multibodies"][0]["links"][0]["axis"] = {0, 0, 0};
+       },
+       R"("links" entry 0: "axis" must not be zero)"},
       {"misspelt link key", [](Json& s) { s["multibodies"][0]["links"][0]["centre"] = {0, 0, 0}; },
        R"("links" entry 0: unknown key "centre")"},
       {"link 0 with a link parent", [](Json& s) { s["multibodies"][0]["links"][0]["parent"] = 0; },
@@ -628,17 +652,7 @@ TEST(CliScene, MalformedMultibodyScenesExit2NamingTheProblem) {
        [](Json& s) { s["bodies"] = {{{"shape", "sphere"}, {"radius", 1}, {"mas", 1}}}; },
        R"("bodies" entry 0: unknown key "mas")"},
   };
-  for (const Malformed& c : cases) {
-    SCOPED_TRACE(c.what);
-    Json input = load_scene("multibody_cradle.json");
-    c.edit(input);
-    const SceneRun result = run_scene_text(input.dump());
-    EXPECT_EQ(result.exit_code, kExitInputError);
-    EXPECT_EQ(result.out, "");
-    EXPECT_EQ(result.err.rfind("error: ", 0), 0u) << result.err;
-    EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << "one line: " << result.err;
-    EXPECT_NE(result.err.find(c.message), std::string::npos) << result.err;
-  }
+  expect_malformed("multibody_cradle.json", cases);
   // A multibody-only key in a rigid scene is named as such.
   Json rigid = load_scene("newtons_cradle.scene.json");
   rigid["simpact"] = {{"resolve_plastic_impacts", true}};
@@ -647,6 +661,310 @@ TEST(CliScene, MalformedMultibodyScenesExit2NamingTheProblem) {
   EXPECT_NE(result.err.find(R"("resolve_plastic_impacts" is for a scene with "multibodies" only)"),
             std::string::npos)
       << result.err;
+}
+
+// ── Free bases, prismatic joints, colliders ─────────────────────────────────
+
+// One step of a propagative elastic impact between a translating prismatic
+// link or free base and a sphere: no rotation enters, so the outcome is the
+// 1-D two-mass collision; the same margin as kJointExact.
+constexpr double kSlideExact = kJointExact;
+
+// A 2 kg block (a sphere collider of r = 5 cm on a prismatic link along x,
+// fixed base) slides at 1 m/s into a 1 kg free sphere at rest, touching it,
+// e = 1, no friction, no gravity: v_block = (m1 − m2)/(m1 + m2) = 1/3,
+// v_sphere = 2 m1/(m1 + m2) = 4/3, kinetic energy 1 J kept.
+Json slider_scene() {
+  return Json::parse(R"({
+    "gravity": [0, 0, 0], "dt": 0.004166666666666667, "steps": 1,
+    "bodies": [
+      {"shape": "sphere", "radius": 0.05, "mass": 1, "position": [0.0999999, 0, 0],
+       "restitution": 1, "friction": 0, "never_sleep": true}
+    ],
+    "multibodies": [
+      {"links": [{"joint": "prismatic", "axis": [1, 0, 0], "center": [0, 0, 0], "mass": 2,
+                  "radius": 0.05, "restitution": 1, "friction": 0, "joint_velocity": 1}]}
+    ]
+  })");
+}
+
+TEST(CliScene, PrismaticSliderStrikesASphereAsTwoMassesOnALine) {
+  const Json output = scene_ok(slider_scene());
+  EXPECT_EQ(output["impacts"], 1);
+  const Json& slider = output["multibodies"][0];
+  EXPECT_FALSE(slider.contains("base"));  // fixed
+  EXPECT_NEAR(number(slider["joint_velocities"][0]), 1.0 / 3.0, kSlideExact);
+  EXPECT_NEAR(number(slider["links"][0]["velocity"][0]), 1.0 / 3.0, kSlideExact);
+  EXPECT_NEAR(number(slider["links"][0]["velocity"][1]), 0.0, kSlideExact);
+  // The step moved the block by h q̇ along x, and q is that slide [m].
+  const double h = 0.004166666666666667;
+  EXPECT_NEAR(number(slider["joint_positions"][0]), h / 3.0, kSlideExact);
+  EXPECT_NEAR(number(slider["links"][0]["position"][0]), h / 3.0, kSlideExact);
+  const Json& sphere = output["bodies"][0];
+  EXPECT_NEAR(number(sphere["velocity"][0]), 4.0 / 3.0, kSlideExact);
+  EXPECT_NEAR(number(sphere["velocity"][1]), 0.0, kSlideExact);
+  EXPECT_NEAR(number(output["energy_initial"]), 1.0, kSlideExact);
+  EXPECT_NEAR(number(output["energy_final"]), 1.0, kSlideExact);
+  // The slide axis matters: along y the block passes beside the sphere, no
+  // impact. Only Bullet's penetration recovery of the 1e-7 m overlap nudges
+  // the sphere: ERP 0.2 · 1e-7 m / h = 4.8e-6 m/s (measured 4.8e-6);
+  // 1e-5 m/s bounds it, five orders below the struck 4/3 m/s.
+  constexpr double kOverlapRecovery = 1e-5;
+  Json sideways = slider_scene();
+  sideways["multibodies"][0]["links"][0]["axis"] = {0, 1, 0};
+  const Json apart = scene_ok(sideways);
+  EXPECT_EQ(apart["impacts"], 0);
+  EXPECT_LT(std::abs(number(apart["bodies"][0]["velocity"][0])), kOverlapRecovery);
+  EXPECT_NEAR(number(apart["multibodies"][0]["joint_velocities"][0]), 1.0, kOverlapRecovery);
+  EXPECT_NEAR(number(apart["multibodies"][0]["links"][0]["velocity"][1]), 1.0, kOverlapRecovery);
+}
+
+// A free-base ball (no links) dropped obliquely onto an elastic plane, as
+// tests/bullet/multibody_test.cpp's FreeBaseBallBouncesElastically: 2 kg,
+// r = 0.1, touching the plane at (0.3, −1, 0) m/s, e = 1, no friction, no
+// gravity: the normal component reverses exactly, (0.3, 1, 0), no spin.
+Json free_ball_scene() {
+  return Json::parse(R"({
+    "gravity": [0, 0, 0], "dt": 0.004166666666666667, "steps": 1,
+    "bodies": [{"shape": "plane", "normal": [0, 1, 0], "offset": 0, "restitution": 1,
+                "friction": 0}],
+    "multibodies": [
+      {"base": {"type": "free", "position": [0, 0.1, 0], "mass": 2, "radius": 0.1,
+                "restitution": 1, "friction": 0, "velocity": [0.3, -1, 0]},
+       "links": []}
+    ]
+  })");
+}
+
+TEST(CliScene, FreeBaseBallBouncesElastically) {
+  const Json output = scene_ok(free_ball_scene());
+  EXPECT_EQ(output["impacts"], 1);
+  const Json& mb = output["multibodies"][0];
+  EXPECT_EQ(mb["joint_velocities"].size(), 0u);
+  ASSERT_TRUE(mb.contains("base"));
+  const Json& base = mb["base"];
+  EXPECT_NEAR(number(base["velocity"][0]), 0.3, kSlideExact);
+  EXPECT_NEAR(number(base["velocity"][1]), 1.0, kSlideExact);
+  EXPECT_NEAR(number(base["velocity"][2]), 0.0, kSlideExact);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(number(base["angular_velocity"][k]), 0.0, kSlideExact);
+  // ½ m |v|² = ½ · 2 · 1.09 before and after (the plane is at offset 0, so
+  // the potential is 0 without gravity).
+  EXPECT_NEAR(number(output["energy_initial"]), 1.09, kSlideExact);
+  EXPECT_NEAR(number(output["energy_final"]), 1.09, kSlideExact);
+  // Moved by one step of the outgoing velocity, orientation unchanged.
+  const double h = 0.004166666666666667;
+  EXPECT_NEAR(number(base["position"][0]), 0.3 * h, kSlideExact);
+  EXPECT_NEAR(number(base["position"][1]), 0.1 + h, kSlideExact);
+  EXPECT_NEAR(number(base["orientation"][3]), 1.0, kSlideExact);
+  // Its potential counts under gravity: m g y = 2 · 9.81 · 0.1 at the start.
+  Json falling = free_ball_scene();
+  falling["gravity"] = {0, -9.81, 0};
+  falling["steps"] = 0;
+  EXPECT_NEAR(number(scene_ok(falling)["energy_initial"]), 1.09 + 2 * 9.81 * 0.1, kSlideExact);
+}
+
+// A free base and a prismatic link with no force between them along the
+// slide (no gravity, nothing in reach): the base at 1 m/s along x, the link
+// sliding at q̇ = 1 m/s relative to it, so at 2 m/s. Rotating the base by a
+// quarter turn about z must leave the links' world-frame axis and centre
+// (the frame convention of add_free_base_tree) alone: after 10 steps of
+// 10 ms, q = 0.1 m, the base has moved 0.1 m and the link 0.2 m.
+TEST(CliScene, FreeBasePrismaticLinkSlidesAlongItsWorldAxis) {
+  // Ten explicit steps of constant velocities: exact up to rounding of the
+  // positions' sums (~1e-16 each).
+  constexpr double kKinematicsExact = kJointExact;
+  for (const bool turned : {false, true}) {
+    SCOPED_TRACE(turned ? "base turned a quarter about z" : "base unturned");
+    Json input = Json::parse(R"({
+      "gravity": [0, 0, 0], "dt": 0.01, "steps": 10,
+      "multibodies": [
+        {"base": {"type": "free", "position": [0, 0, 0], "mass": 3, "inertia": [1, 2, 3],
+                  "velocity": [1, 0, 0]},
+         "links": [{"joint": "prismatic", "axis": [1, 0, 0], "center": [0, 1, 0], "mass": 1,
+                    "inertia": [0.1, 0.1, 0.1], "joint_velocity": 1}]}
+      ]
+    })");
+    if (turned) {
+      input["multibodies"][0]["base"]["orientation"] = {0, 0, std::sqrt(0.5), std::sqrt(0.5)};
+    }
+    const Json output = scene_ok(input);
+    const Json& mb = output["multibodies"][0];
+    EXPECT_NEAR(number(mb["joint_positions"][0]), 0.1, kKinematicsExact);
+    EXPECT_NEAR(number(mb["joint_velocities"][0]), 1.0, kKinematicsExact);
+    EXPECT_NEAR(number(mb["base"]["position"][0]), 0.1, kKinematicsExact);
+    EXPECT_NEAR(number(mb["base"]["velocity"][0]), 1.0, kKinematicsExact);
+    const Json& link = mb["links"][0];
+    EXPECT_NEAR(number(link["position"][0]), 0.2, kKinematicsExact);
+    EXPECT_NEAR(number(link["position"][1]), 1.0, kKinematicsExact);
+    EXPECT_NEAR(number(link["velocity"][0]), 2.0, kKinematicsExact);
+    EXPECT_NEAR(number(link["velocity"][1]), 0.0, kKinematicsExact);
+    EXPECT_NEAR(number(mb["base"]["orientation"][3]), turned ? std::sqrt(0.5) : 1.0,
+                kKinematicsExact);
+    // ½ (3 · 1² + 1 · 2²), constant.
+    EXPECT_NEAR(number(output["energy_initial"]), 3.5, kKinematicsExact);
+    EXPECT_NEAR(number(output["energy_final"]), 3.5, kKinematicsExact);
+  }
+}
+
+// Colliders are given in the world frame whatever the base's orientation:
+// a base a quarter turn about z with its sphere 0.9 m straight below the
+// centre of mass, on an elastic plane at 1 m/s, bounces straight back
+// without spin (the contact normal passes through the centre of mass). Read
+// in the base's frame instead, the sphere would sit 0.9 m to the side, in
+// the air: no impact.
+TEST(CliScene, TurnedFreeBaseKeepsItsCollidersWhereGiven) {
+  const Json input = Json::parse(R"({
+    "gravity": [0, 0, 0], "dt": 0.004166666666666667, "steps": 1,
+    "bodies": [{"shape": "plane", "normal": [0, 1, 0], "offset": 0, "restitution": 1,
+                "friction": 0}],
+    "multibodies": [
+      {"base": {"type": "free", "position": [0, 1, 0],
+                "orientation": [0, 0, 0.7071067811865476, 0.7071067811865476],
+                "mass": 1, "inertia": [1, 2, 3], "velocity": [0, -1, 0],
+                "colliders": [{"center": [0, 0.1, 0], "radius": 0.1, "restitution": 1,
+                               "friction": 0}]},
+       "links": []}
+    ]
+  })");
+  const Json output = scene_ok(input);
+  EXPECT_EQ(output["impacts"], 1);
+  const Json& base = output["multibodies"][0]["base"];
+  EXPECT_NEAR(number(base["velocity"][0]), 0.0, kSlideExact);
+  EXPECT_NEAR(number(base["velocity"][1]), 1.0, kSlideExact);
+  EXPECT_NEAR(number(base["angular_velocity"][2]), 0.0, kSlideExact);
+  EXPECT_NEAR(number(base["orientation"][2]), std::sqrt(0.5), kSlideExact);
+}
+
+// demos/data/compass_gait_multibody.json is add_compass_gait() (defaults)
+// written out: its numbers are the fixture's own doubles printed with 17
+// significant digits, which read back exactly, and the plane comes before
+// the multibody as add_compass_gait adds it. So the same seed must give the
+// same Bullet run bit for bit: every output compared with ==.
+struct GaitState {
+  std::vector<double> values;  ///< base position, velocity, ω; q, q̇
+  std::int64_t impacts = 0, routh_impacts = 0;
+};
+
+GaitState gait_from_fixture(std::uint64_t seed) {
+  scenes::MultiBodyWorldOptions options;
+  options.gravity = Eigen::Vector3d::Zero();
+  options.config.law = bullet::ImpactLaw::kRouth;
+  options.config.seed = seed;
+  options.config.routh.step = 0.25;
+  options.config.routh.max_steps = 5;
+  scenes::MultiBodyWorld world(options);
+  const scenes::CompassGait gait = scenes::add_compass_gait(world);
+  world.step(1e-4);
+  const btMultiBody& mb = *gait.multibody;
+  GaitState state;
+  for (const btVector3& v : {mb.getBasePos(), mb.getBaseVel(), mb.getBaseOmega()}) {
+    for (int k = 0; k < 3; ++k) state.values.push_back(double(v[k]));
+  }
+  state.values.push_back(double(mb.getJointPos(0)));
+  state.values.push_back(scenes::MultiBodyWorld::joint_velocity(mb, 0));
+  state.impacts = world.impact_solver()->stats().impacts;
+  state.routh_impacts = world.impact_solver()->stats().routh_impacts;
+  return state;
+}
+
+GaitState gait_from_json(std::uint64_t seed) {
+  Json input = load_scene("compass_gait_multibody.json");
+  input["simpact"]["seed"] = seed;
+  const Json output = scene_ok(input);
+  const Json& mb = output["multibodies"][0];
+  GaitState state;
+  for (const char* key : {"position", "velocity", "angular_velocity"}) {
+    for (int k = 0; k < 3; ++k) state.values.push_back(number(mb["base"][key][k]));
+  }
+  state.values.push_back(number(mb["joint_positions"][0]));
+  state.values.push_back(number(mb["joint_velocities"][0]));
+  state.impacts = output["impacts"].get<std::int64_t>();
+  state.routh_impacts = output["routh_impacts"].get<std::int64_t>();
+  return state;
+}
+
+TEST(CliScene, CompassGaitFileEqualsAddCompassGaitBitForBit) {
+  const Json file = load_scene("compass_gait_multibody.json");
+  const std::uint64_t file_seed = file["simpact"]["seed"].get<std::uint64_t>();
+  std::set<std::vector<double>> outcomes;
+  for (const std::uint64_t seed : {file_seed, std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{2}}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const GaitState expected = gait_from_fixture(seed);
+    const GaitState got = gait_from_json(seed);
+    EXPECT_EQ(got.impacts, 1);
+    EXPECT_EQ(got.routh_impacts, 1);
+    EXPECT_EQ(got.impacts, expected.impacts);
+    EXPECT_EQ(got.routh_impacts, expected.routh_impacts);
+    ASSERT_EQ(got.values.size(), expected.values.size());
+    for (std::size_t k = 0; k < got.values.size(); ++k) {
+      EXPECT_EQ(got.values[k], expected.values[k]) << "value " << k;
+    }
+    outcomes.insert(got.values);
+  }
+  // The seed is what is compared: the samples differ between seeds.
+  EXPECT_GT(outcomes.size(), 1u);
+}
+
+TEST(CliScene, MalformedFreeBaseScenesExit2NamingTheProblem) {
+  const std::vector<Malformed> cases = {
+      {"unknown free base key", [](Json& s) { s["multibodies"][0]["base"]["spin"] = 1; },
+       R"("multibodies" entry 0: unknown key "spin")"},
+      {"zero base mass", [](Json& s) { s["multibodies"][0]["base"]["mass"] = 0; },
+       R"("multibodies" entry 0: "mass" must be > 0)"},
+      {"zero orientation",
+       [](Json& s) { s["multibodies"][0]["base"]["orientation"] = {0, 0, 0, 0}; },
+       R"("multibodies" entry 0: "orientation" must not be zero)"},
+      {"short orientation",
+       [](Json& s) { s["multibodies"][0]["base"]["orientation"] = {0, 0, 1}; },
+       R"("orientation" has 3 entries, expected 4)"},
+      {"negative base inertia",
+       [](Json& s) { s["multibodies"][0]["base"]["inertia"] = {1, -1, 1}; },
+       R"("multibodies" entry 0: "inertia" must be > 0)"},
+      {"base without radius or inertia",
+       [](Json& s) { s["multibodies"][0]["base"].erase("inertia"); },
+       R"("inertia" is required for a free base without "radius")"},
+      {"base restitution without radius",
+       [](Json& s) { s["multibodies"][0]["base"]["restitution"] = 1; },
+       R"("restitution" of a free base needs "radius")"},
+      {"unknown collider key",
+       [](Json& s) { s["multibodies"][0]["base"]["colliders"][0]["offset"] = {0, 0, 0}; },
+       R"("multibodies" entry 0: "colliders" entry 0: unknown key "offset")"},
+      {"collider without radius",
+       [](Json& s) { s["multibodies"][0]["base"]["colliders"][0].erase("radius"); },
+       R"("colliders" entry 0: missing required key "radius")"},
+      {"collider restitution above 1",
+       [](Json& s) { s["multibodies"][0]["links"][0]["colliders"][0]["restitution"] = 2; },
+       R"("links" entry 0: "colliders" entry 0: "restitution" must be in [0, 1])"},
+      {"colliders not a list",
+       [](Json& s) { s["multibodies"][0]["links"][0]["colliders"] = 1; },
+       R"("links" entry 0: "colliders" must be an array)"},
+      {"link without radius or inertia",
+       [](Json& s) { s["multibodies"][0]["links"][0].erase("inertia"); },
+       R"("links" entry 0: "inertia" is required for a link without "radius")"},
+      {"link friction without radius",
+       [](Json& s) { s["multibodies"][0]["links"][0]["friction"] = 1; },
+       R"("links" entry 0: "friction" of a link needs "radius")"},
+      {"mixed surfaces on one body",
+       [](Json& s) {
+         Json second = s["multibodies"][0]["base"]["colliders"][0];
+         second["friction"] = 0.3;
+         s["multibodies"][0]["base"]["colliders"].push_back(second);
+       },
+       R"("multibodies" entry 0: MultiBodyWorld: the spheres of one body must share restitution and friction)"},
+      {"free base alone without colliders",
+       [](Json& s) {
+         s["multibodies"][0]["base"].erase("colliders");
+         s["multibodies"][0]["links"] = Json::array();
+       },
+       R"("multibodies" entry 0: a free base without links needs "radius" or "colliders")"},
+      {"prismatic joint velocity not a number",
+       [](Json& s) {
+         s["multibodies"][0]["links"][0]["joint"] = "prismatic";
+         s["multibodies"][0]["links"][0]["joint_velocity"] = "fast";
+       },
+       R"("links" entry 0: "joint_velocity" is not a number)"},
+  };
+  expect_malformed("compass_gait_multibody.json", cases);
 }
 
 TEST(CliScene, SyntaxErrorsExit2) {

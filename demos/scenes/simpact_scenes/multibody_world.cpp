@@ -38,6 +38,31 @@ void check_links(const std::vector<RevoluteLink>& links, bool free_base) {
     check(l.inertia.allFinite() && (l.inertia.isZero(0.0) || l.inertia.minCoeff() > 0),
           at + "inertia must be all zero (sphere) or positive and finite");
     check(free_base || l.sphere_collider, at + "a fixed-base chain link needs its sphere collider");
+    check(l.joint == JointKind::kRevolute || l.joint == JointKind::kPrismatic,
+          at + "joint must be revolute or prismatic");
+  }
+}
+
+// Link i of `mb`, its frame the world's at q = 0: for a parent whose frame
+// is rotated by `parent_to_world` (a free base's orientation), the zero
+// rotation from the parent's frame to the link's is that rotation and the
+// pivot offset is expressed in the parent's frame. `rotated` false keeps the
+// identity path exactly as it always was (bit-for-bit).
+void setup_link(btMultiBody& mb, int i, const RevoluteLink& l, const Eigen::Vector3d& parent_com,
+                bool rotated, const Eigen::Quaterniond& parent_to_world) {
+  Eigen::Vector3d offset = l.pivot - parent_com;
+  btQuaternion rotation = btQuaternion::getIdentity();
+  if (rotated) {
+    offset = parent_to_world.conjugate() * offset;
+    rotation = btQuaternion(btScalar(parent_to_world.x()), btScalar(parent_to_world.y()),
+                            btScalar(parent_to_world.z()), btScalar(parent_to_world.w()));
+  }
+  if (l.joint == JointKind::kPrismatic) {
+    mb.setupPrismatic(i, btScalar(l.mass), bt(link_inertia(l)), l.parent, rotation, bt(l.axis.normalized()),
+                      bt(offset), bt(l.center - l.pivot), true);
+  } else {
+    mb.setupRevolute(i, btScalar(l.mass), bt(link_inertia(l)), l.parent, rotation, bt(l.axis.normalized()),
+                     bt(offset), bt(l.center - l.pivot), true);
   }
 }
 
@@ -79,8 +104,7 @@ btMultiBody* MultiBodyWorld::add_fixed_base_chain(const Eigen::Vector3d& base_po
   for (int i = 0; i < n; ++i) {
     const RevoluteLink& l = links[static_cast<size_t>(i)];
     const Eigen::Vector3d parent_com = l.parent < 0 ? base_position : links[static_cast<size_t>(l.parent)].center;
-    mb->setupRevolute(i, btScalar(l.mass), bt(link_inertia(l)), l.parent, btQuaternion::getIdentity(), bt(l.axis.normalized()), bt(l.pivot - parent_com),
-                      bt(l.center - l.pivot), true);
+    setup_link(*mb, i, l, parent_com, false, Eigen::Quaterniond::Identity());
   }
   mb->finalizeMultiDof();
   mb->setLinearDamping(0);
@@ -111,6 +135,14 @@ btMultiBody* MultiBodyWorld::add_free_base_tree(const FreeBase& base, const std:
         "base center and velocities must be finite");
   check(std::isfinite(base.mass) && base.mass > 0, "base mass must be positive and finite");
   check(base.inertia.allFinite() && base.inertia.minCoeff() > 0, "base inertia must be positive and finite");
+  check(base.orientation.coeffs().allFinite() && base.orientation.norm() > 0,
+        "base orientation must be a finite non-zero quaternion");
+  // Identity (the default, and every caller before orientations existed)
+  // takes the original unrotated path bit-for-bit.
+  const Eigen::Quaterniond orientation = base.orientation.normalized();
+  const bool rotated = orientation.coeffs() != Eigen::Quaterniond::Identity().coeffs();
+  const btQuaternion base_rotation(btScalar(orientation.x()), btScalar(orientation.y()), btScalar(orientation.z()),
+                                   btScalar(orientation.w()));
   check_links(links, true);
   const int n = static_cast<int>(links.size());
   for (size_t k = 0; k < colliders.size(); ++k) {
@@ -120,12 +152,11 @@ btMultiBody* MultiBodyWorld::add_free_base_tree(const FreeBase& base, const std:
     check(c.center.allFinite() && std::isfinite(c.radius) && c.radius > 0, at + "needs a finite center and radius > 0");
   }
   auto mb = std::make_unique<btMultiBody>(n, btScalar(base.mass), bt(base.inertia), false, false);
-  mb->setBaseWorldTransform(btTransform(btQuaternion::getIdentity(), bt(base.center)));
+  mb->setBaseWorldTransform(btTransform(rotated ? base_rotation : btQuaternion::getIdentity(), bt(base.center)));
   for (int i = 0; i < n; ++i) {
     const RevoluteLink& l = links[static_cast<size_t>(i)];
     const Eigen::Vector3d parent_com = l.parent < 0 ? base.center : links[static_cast<size_t>(l.parent)].center;
-    mb->setupRevolute(i, btScalar(l.mass), bt(link_inertia(l)), l.parent, btQuaternion::getIdentity(),
-                      bt(l.axis.normalized()), bt(l.pivot - parent_com), bt(l.center - l.pivot), true);
+    setup_link(*mb, i, l, parent_com, rotated && l.parent < 0, orientation);
   }
   mb->finalizeMultiDof();
   mb->setLinearDamping(0);
@@ -162,14 +193,18 @@ btMultiBody* MultiBodyWorld::add_free_base_tree(const FreeBase& base, const std:
       auto compound = std::make_unique<btCompoundShape>();
       for (const SphereCollider& c : spheres) {
         shapes_.push_back(std::make_unique<btSphereShape>(btScalar(c.radius)));
-        compound->addChildShape(btTransform(btQuaternion::getIdentity(), bt(c.center - com)), shapes_.back().get());
+        // In the body's frame: the base's is rotated, links' are the world's.
+        const Eigen::Vector3d local = body < 0 && rotated ? Eigen::Vector3d(orientation.conjugate() * (c.center - com))
+                                                          : Eigen::Vector3d(c.center - com);
+        compound->addChildShape(btTransform(btQuaternion::getIdentity(), bt(local)), shapes_.back().get());
       }
       shapes_.push_back(std::move(compound));
       shape = shapes_.back().get();
     }
     auto collider = std::make_unique<btMultiBodyLinkCollider>(mb.get(), body);
     collider->setCollisionShape(shape);
-    collider->setWorldTransform(btTransform(btQuaternion::getIdentity(), bt(com)));
+    collider->setWorldTransform(
+        btTransform(body < 0 && rotated ? base_rotation : btQuaternion::getIdentity(), bt(com)));
     collider->setRestitution(btScalar(restitution));
     collider->setFriction(btScalar(friction));
     world_->addCollisionObject(collider.get(), btBroadphaseProxy::DefaultFilter, btBroadphaseProxy::AllFilter);
@@ -268,6 +303,17 @@ double MultiBodyWorld::kinetic_energy(const btMultiBody& mb) {
     for (int k = 0; k < 3; ++k) energy += 0.5 * double(mb.getBaseInertia()[k]) * double(omega[0][k]) * double(omega[0][k]);
   }
   return energy;
+}
+
+Eigen::Vector3d MultiBodyWorld::link_position(const btMultiBody& mb, int link) {
+  check(link >= -1 && link < mb.getNumLinks(), "link_position: no such link");
+  btAlignedObjectArray<btQuaternion> world_to_local;
+  btAlignedObjectArray<btVector3> local_origin;
+  world_to_local.resize(mb.getNumLinks() + 1);
+  local_origin.resize(mb.getNumLinks() + 1);
+  const_cast<btMultiBody&>(mb).forwardKinematics(world_to_local, local_origin);
+  const btVector3& p = local_origin[link + 1];
+  return {double(p.x()), double(p.y()), double(p.z())};
 }
 
 double MultiBodyWorld::joint_velocity(const btMultiBody& mb, int link) {

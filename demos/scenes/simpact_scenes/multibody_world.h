@@ -1,9 +1,10 @@
 // simpact scenes — a self-contained Featherstone world (btMultiBodyDynamicsWorld)
-// for the multibody tests and demos: fixed-base multibodies of revolute links
-// whose colliders are spheres at the links' centres of mass (pendulums,
-// Newton's cradles on joints, arms), free-base (floating) trees of revolute
-// links with sphere colliders anywhere on their bodies (the compass gait:
-// add_compass_gait), free rigid spheres and static planes.
+// for the multibody tests and demos: fixed-base multibodies of revolute or
+// prismatic links whose colliders are spheres at the links' centres of mass
+// (pendulums, Newton's cradles on joints, arms, sliders), free-base
+// (floating) trees of revolute or prismatic links with sphere colliders
+// anywhere on their bodies (the compass gait: add_compass_gait), free rigid
+// spheres and static planes.
 //
 // MultiBodyWorld owns everything it creates and frees it on destruction. Its
 // multibody solver is Bullet's btMultiBodyConstraintSolver (stock) or
@@ -19,6 +20,7 @@
 #include <simpact_scenes/bullet_world.h>
 
 #include <Eigen/Core>
+#include <Eigen/Geometry>
 
 #include <memory>
 #include <vector>
@@ -42,10 +44,19 @@ struct MultiBodyWorldOptions {
   Eigen::Vector3d gravity{0.0, -kStandardGravity, 0.0};
 };
 
-/// One revolute link: a sphere of `radius` and `mass` (solid-sphere
-/// inertia) centred at its centre of mass `center`, hinged at `pivot` about
-/// `axis` (world, at q = 0, which is the configuration given) to `parent`
-/// (−1: the fixed base).
+/// The joint of a link to its parent.
+enum class JointKind {
+  kRevolute,   ///< hinge about `axis` through `pivot`; q [rad], q̇ [rad/s]
+  kPrismatic,  ///< slide along `axis`; q [m] (0 = the configuration given), q̇ [m/s]
+};
+
+/// One link: a sphere of `radius` and `mass` (solid-sphere inertia) centred
+/// at its centre of mass `center`, joined at `pivot` with `axis` (world, at
+/// q = 0, which is the configuration given) to `parent` (−1: the base). The
+/// joint is revolute (hinged about `axis`, the default, as the name says) or
+/// prismatic (`joint`: sliding along `axis`; `pivot` is then any point of the
+/// slide line, used only to split the offset from the parent). The link's
+/// frame is the world's at q = 0, whatever the base's orientation.
 struct RevoluteLink {
   int parent = -1;
   Eigen::Vector3d pivot = Eigen::Vector3d::Zero();
@@ -62,7 +73,11 @@ struct RevoluteLink {
   /// Give the link its sphere of `radius` at `center` as a collider; false:
   /// only the SphereColliders attached to it (add_free_base_tree).
   bool sphere_collider = true;
+  JointKind joint = JointKind::kRevolute;
 };
+
+/// A link of either joint kind (RevoluteLink's name predates prismatic joints).
+using Link = RevoluteLink;
 
 /// A collider sphere rigidly attached to a body of a free-base tree: the
 /// base (body −1) or link `body`, centred at `center` (world, at the
@@ -76,14 +91,17 @@ struct SphereCollider {
 };
 
 /// The floating base of add_free_base_tree: a rigid body with its centre of
-/// mass at `center`, principal moments `inertia` along the world axes (base
-/// orientation identity), and world velocity (ω, v of the centre of mass).
+/// mass at `center`, orientation `orientation` (base frame to world; any
+/// non-zero quaternion, normalized), principal moments `inertia` along the
+/// base's axes (the world's for the default identity), and world velocity
+/// (ω, v of the centre of mass).
 struct FreeBase {
   Eigen::Vector3d center = Eigen::Vector3d::Zero();
   double mass = 1.0;
   Eigen::Vector3d inertia = Eigen::Vector3d::Ones();
   Eigen::Vector3d velocity = Eigen::Vector3d::Zero();
   Eigen::Vector3d angular_velocity = Eigen::Vector3d::Zero();
+  Eigen::Quaterniond orientation = Eigen::Quaterniond::Identity();
 };
 
 class MultiBodyWorld {
@@ -93,19 +111,20 @@ class MultiBodyWorld {
   MultiBodyWorld(const MultiBodyWorld&) = delete;
   MultiBodyWorld& operator=(const MultiBodyWorld&) = delete;
 
-  /// A fixed-base multibody of revolute links (parents before children).
-  /// Throws std::invalid_argument for no links, a parent index out of order,
-  /// a non-positive or non-finite mass or radius, or a zero axis.
+  /// A fixed-base multibody of revolute or prismatic links (parents before
+  /// children). Throws std::invalid_argument for no links, a parent index
+  /// out of order, a non-positive or non-finite mass or radius, a zero axis,
+  /// or an unknown joint kind.
   btMultiBody* add_fixed_base_chain(const Eigen::Vector3d& base_position,
                                     const std::vector<RevoluteLink>& links);
-  /// A free-base (floating) multibody: `base` plus revolute `links` (parent
+  /// A free-base (floating) multibody: `base` plus revolute or prismatic `links` (parent
   /// −1 = the base; a link's `pivot` offset is taken from its parent's
   /// centre of mass), colliders: each link's own sphere (sphere_collider)
   /// and `colliders`; a body with several spheres gets one compound shape.
   /// Throws std::invalid_argument as add_fixed_base_chain, and for a
   /// non-positive base mass or inertia, a non-positive link inertia, or a
-  /// collider on a body that does not exist. No links is allowed (a free
-  /// rigid body as a multibody).
+  /// collider on a body that does not exist, a zero or non-finite
+  /// orientation. No links is allowed (a free rigid body as a multibody).
   btMultiBody* add_free_base_tree(const FreeBase& base, const std::vector<RevoluteLink>& links,
                                   const std::vector<SphereCollider>& colliders);
   /// A simple pendulum: one link of a bob at `bob`, hinged at `pivot` about z.
@@ -122,6 +141,9 @@ class MultiBodyWorld {
   /// Kinetic energy of a multibody from Bullet's own link velocities
   /// (btMultiBody::compTreeLinkVelocities): Σ ½ m |v|² + ½ ωᵀ I ω [J].
   static double kinetic_energy(const btMultiBody& mb);
+  /// World position of the centre of mass of link i (−1: the base), from
+  /// Bullet's forward kinematics at the current joint positions.
+  static Eigen::Vector3d link_position(const btMultiBody& mb, int link);
   /// q̇ of link i's (single) joint.
   static double joint_velocity(const btMultiBody& mb, int link);
   /// World velocity of link i's centre of mass (i = −1: the base).

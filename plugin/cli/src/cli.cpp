@@ -144,7 +144,8 @@ const std::vector<Subcommand>& subcommands() {
       {"resolve", "resolve one simultaneous impact and print every outcome", kResolveHelp,
        run_resolve},
 #ifdef SIMPACT_CLI_HAS_SCENE
-      {"scene", "simulate a Bullet scene (rigid or multibody) and print its final state",
+      {"scene", "simulate a Bullet scene (rigid bodies, multibodies on fixed or free bases) and print "
+       "its final state",
        kSceneHelp, run_scene},
 #endif
   };

@@ -24,9 +24,12 @@ namespace {
 
 using scenes::BodyOptions;
 using scenes::BulletWorld;
+using scenes::FreeBase;
+using scenes::JointKind;
+using scenes::Link;
 using scenes::MultiBodyWorld;
 using scenes::MultiBodyWorldOptions;
-using scenes::RevoluteLink;
+using scenes::SphereCollider;
 using scenes::SolverKind;
 using scenes::WorldOptions;
 
@@ -48,21 +51,29 @@ const std::vector<std::string> kBodyKeys = {
 };
 const std::vector<std::string> kJointKeys = {"type", "body", "pivot_world"};
 const std::vector<std::string> kMultiBodyKeys = {"base", "links"};
-const std::vector<std::string> kBaseKeys = {"type", "position"};
-const std::vector<std::string> kLinkKeys = {
-    "parent", "joint", "pivot", "axis", "center", "mass", "radius", "restitution", "friction",
-    "joint_velocity",
+// Keys of a fixed base, and those a free base adds.
+const std::vector<std::string> kFixedBaseKeys = {"type", "position"};
+const std::vector<std::string> kFreeBaseKeys = {
+    "orientation", "mass", "inertia", "velocity", "angular_velocity", "radius", "restitution",
+    "friction", "colliders",
 };
-// A scene with "multibodies" runs in a MultiBodyWorld: fixed bases,
-// revolute joints and sphere colliders at the links' centres of mass, free
-// rigid spheres and static planes. These keys of a rigid scene have no
-// counterpart there and are rejected by name instead of being ignored.
+const std::vector<std::string> kLinkKeys = {
+    "parent", "joint", "pivot", "axis", "center", "mass", "inertia", "radius", "restitution",
+    "friction", "joint_velocity", "colliders",
+};
+const std::vector<std::string> kColliderKeys = {"center", "radius", "restitution", "friction"};
+// A scene with "multibodies" runs in a MultiBodyWorld: fixed or free bases,
+// revolute or prismatic joints, sphere colliders, free rigid spheres and
+// static planes. These keys of a rigid scene have no counterpart there and
+// are rejected by name instead of being ignored.
 const std::vector<std::string> kRigidOnlyBodyKeys = {"kinematic", "linear_factor", "angular_factor"};
 const std::vector<std::string> kRigidOnlyPlaneKeys = {"position", "orientation", "never_sleep"};
-// Bullet's other multibody joint types and base kind: named so that asking
-// for them says "not supported" rather than "unknown".
-const std::vector<std::string> kUnsupportedJoints = {"prismatic", "spherical", "planar", "fixed"};
+// Bullet's other multibody joint types: named so that asking for them says
+// "not supported" rather than "unknown".
+const std::vector<std::string> kUnsupportedJoints = {"spherical", "planar", "fixed"};
 const char* const kMultibodyScene = "a scene with \"multibodies\"";
+// A solid sphere's moment of inertia about its centre, over m r².
+constexpr double kSolidSphere = 0.4;
 
 struct Shape {
   const char* name;
@@ -105,6 +116,19 @@ Eigen::Vector3d read_vector3_or(const Json& object, const std::string& key,
 
 [[noreturn]] void reject(const std::string& key, const std::string& requirement, double got) {
   throw InputError(quote(key) + " must be " + requirement + " (got " + excerpt(got) + ")");
+}
+
+double read_restitution(const Json& object) {
+  const double restitution = read_at_least_zero(object, "restitution");
+  if (restitution > 1.0) reject("restitution", "in [0, 1]", restitution);
+  return restitution;
+}
+
+/// "orientation": a non-zero quaternion x y z w.
+Eigen::Quaterniond read_orientation(const Json& object) {
+  const Eigen::VectorXd q = read_vector(object, "orientation", kQuaternion);
+  if (q.norm() == 0.0) throw InputError(quote("orientation") + " must not be zero");
+  return Eigen::Quaterniond(q[3], q[0], q[1], q[2]);
 }
 
 const Json& read_array(const Json& object, const std::string& key) {
@@ -290,17 +314,10 @@ BodyOptions read_body_options(const Json& body, bool is_plane) {
     }
   }
   options.position = read_vector3_or(body, "position", options.position);
-  if (body.contains("orientation")) {
-    const Eigen::VectorXd q = read_vector(body, "orientation", kQuaternion);
-    if (q.norm() == 0.0) throw InputError(quote("orientation") + " must not be zero");
-    options.orientation = Eigen::Quaterniond(q[3], q[0], q[1], q[2]);
-  }
+  if (body.contains("orientation")) options.orientation = read_orientation(body);
   options.velocity = read_vector3_or(body, "velocity", options.velocity);
   options.angular_velocity = read_vector3_or(body, "angular_velocity", options.angular_velocity);
-  if (body.contains("restitution")) {
-    options.restitution = read_at_least_zero(body, "restitution");
-    if (options.restitution > 1.0) reject("restitution", "in [0, 1]", options.restitution);
-  }
+  if (body.contains("restitution")) options.restitution = read_restitution(body);
   if (body.contains("friction")) options.friction = read_at_least_zero(body, "friction");
   options.linear_factor = read_vector3_or(body, "linear_factor", options.linear_factor);
   options.angular_factor = read_vector3_or(body, "angular_factor", options.angular_factor);
@@ -429,20 +446,97 @@ btRigidBody* add_multibody_scene_body(MultiBodyWorld& world, const Json& body) {
   return world.add_plane(normal, read_number(body, "offset"), options.restitution, options.friction);
 }
 
-void read_base(const Json& base, Eigen::Vector3d& position) {
-  require_object(base, quote("base"));
-  check_keys(base, kBaseKeys);
-  if (base.contains("type")) {
-    const std::string type = read_string(base, "type");
-    if (type == "free") {
-      unsupported(quote("base") + " type \"free\"", "simpact scene builds fixed-base multibodies");
-    }
-    if (type != "fixed") throw not_one_of("type", {"fixed"}, type);
+/// A multibody as read, before it is built.
+struct MultiBodyInput {
+  bool free = false;
+  Eigen::Vector3d position = Eigen::Vector3d::Zero();  ///< fixed base
+  FreeBase base;                                       ///< free base
+  std::vector<Link> links;
+  std::vector<SphereCollider> colliders;  ///< on the base (−1) and links
+};
+
+/// "colliders" of body `body` (−1: the base): spheres fixed to it.
+void read_colliders(const Json& object, int body, std::vector<SphereCollider>& colliders) {
+  const Json& list = read_array(object, "colliders");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    in_entry("colliders", i, [&] {
+      const Json& entry = list[i];
+      require_object(entry, "a collider");
+      check_keys(entry, kColliderKeys);
+      SphereCollider c;
+      c.body = body;
+      c.center = read_vector3(entry, "center");
+      c.radius = read_positive(entry, "radius");
+      if (entry.contains("restitution")) c.restitution = read_restitution(entry);
+      if (entry.contains("friction")) c.friction = read_at_least_zero(entry, "friction");
+      colliders.push_back(c);
+    });
   }
-  position = read_vector3_or(base, "position", position);
 }
 
-/// -1 (the fixed base) or the index of an earlier link of the same multibody.
+/// "inertia": principal moments [kg m²], each > 0.
+Eigen::Vector3d read_inertia(const Json& object) {
+  const Eigen::Vector3d inertia = read_vector3(object, "inertia");
+  if (!(inertia.array() > 0.0).all()) throw InputError(quote("inertia") + " must be > 0");
+  return inertia;
+}
+
+/// Without "radius" a body has no sphere of its own: its "restitution" and
+/// "friction" would configure nothing, and its inertia has no default.
+void require_radius_for(const Json& object, const std::string& body) {
+  for (const char* key : {"restitution", "friction"}) {
+    if (object.contains(key)) {
+      throw InputError(quote(key) + " of " + body + " needs " + quote("radius") +
+                       " (its own sphere; colliders carry their own)");
+    }
+  }
+  if (!object.contains("inertia")) {
+    throw InputError(quote("inertia") + " is required for " + body + " without " + quote("radius"));
+  }
+}
+
+void read_base(const Json& base, MultiBodyInput& input) {
+  require_object(base, quote("base"));
+  std::vector<std::string> allowed = kFixedBaseKeys;
+  allowed.insert(allowed.end(), kFreeBaseKeys.begin(), kFreeBaseKeys.end());
+  check_keys(base, allowed);
+  if (base.contains("type")) {
+    const std::string type = read_string(base, "type");
+    if (type != "fixed" && type != "free") throw not_one_of("type", {"fixed", "free"}, type);
+    input.free = type == "free";
+  }
+  if (!input.free) {
+    for (const std::string& key : kFreeBaseKeys) {
+      if (base.contains(key)) {
+        throw InputError(quote(key) + " is for a \"free\" base only (this base is fixed)");
+      }
+    }
+    input.position = read_vector3_or(base, "position", input.position);
+    return;
+  }
+  FreeBase& b = input.base;
+  b.center = read_vector3_or(base, "position", b.center);
+  if (base.contains("orientation")) b.orientation = read_orientation(base);
+  if (base.contains("mass")) b.mass = read_positive(base, "mass");
+  if (base.contains("radius")) {
+    SphereCollider own;
+    own.body = -1;
+    own.center = b.center;
+    own.radius = read_positive(base, "radius");
+    if (base.contains("restitution")) own.restitution = read_restitution(base);
+    if (base.contains("friction")) own.friction = read_at_least_zero(base, "friction");
+    input.colliders.push_back(own);
+    b.inertia = Eigen::Vector3d::Constant(kSolidSphere * b.mass * own.radius * own.radius);
+  } else {
+    require_radius_for(base, "a free base");
+  }
+  if (base.contains("inertia")) b.inertia = read_inertia(base);
+  b.velocity = read_vector3_or(base, "velocity", b.velocity);
+  b.angular_velocity = read_vector3_or(base, "angular_velocity", b.angular_velocity);
+  if (base.contains("colliders")) read_colliders(base, -1, input.colliders);
+}
+
+/// -1 (the base) or the index of an earlier link of the same multibody.
 int read_parent(const Json& link, std::size_t index) {
   const Json& value = require(link, "parent");
   if (value.is_number_integer() && value.get<std::int64_t>() == -1) return -1;
@@ -458,46 +552,69 @@ int read_parent(const Json& link, std::size_t index) {
   return static_cast<int>(*parent);
 }
 
-RevoluteLink read_link(const Json& link, std::size_t index) {
+Link read_link(const Json& link, std::size_t index, MultiBodyInput& input) {
   require_object(link, "a link");
   check_keys(link, kLinkKeys);
-  RevoluteLink result;
+  Link result;
   if (link.contains("joint")) {
     const std::string joint = read_string(link, "joint");
     if (std::find(kUnsupportedJoints.begin(), kUnsupportedJoints.end(), joint) !=
         kUnsupportedJoints.end()) {
-      unsupported(quote("joint") + " " + quote(joint), "simpact scene builds revolute links");
+      unsupported(quote("joint") + " " + quote(joint), "simpact scene builds revolute and prismatic links");
     }
-    if (joint != "revolute") throw not_one_of("joint", {"revolute"}, joint);
+    if (joint != "revolute" && joint != "prismatic") {
+      throw not_one_of("joint", {"revolute", "prismatic"}, joint);
+    }
+    result.joint = joint == "prismatic" ? JointKind::kPrismatic : JointKind::kRevolute;
   }
   if (link.contains("parent")) result.parent = read_parent(link, index);
-  result.pivot = read_vector3(link, "pivot");
   result.axis = read_vector3_or(link, "axis", result.axis);
   if (result.axis.norm() == 0.0) throw InputError(quote("axis") + " must not be zero");
   result.center = read_vector3(link, "center");
+  // A slide has no point of its own: any point of the line will do.
+  result.pivot = result.joint == JointKind::kPrismatic ? read_vector3_or(link, "pivot", result.center)
+                                                       : read_vector3(link, "pivot");
   if (link.contains("mass")) result.mass = read_positive(link, "mass");
-  result.radius = read_positive(link, "radius");
-  if (link.contains("restitution")) {
-    result.restitution = read_at_least_zero(link, "restitution");
-    if (result.restitution > 1.0) reject("restitution", "in [0, 1]", result.restitution);
+  if (input.free && !link.contains("radius")) {
+    require_radius_for(link, "a link");
+    result.sphere_collider = false;
+  } else {
+    result.radius = read_positive(link, "radius");
   }
+  if (link.contains("inertia")) result.inertia = read_inertia(link);
+  if (link.contains("restitution")) result.restitution = read_restitution(link);
   if (link.contains("friction")) result.friction = read_at_least_zero(link, "friction");
   if (link.contains("joint_velocity")) result.joint_velocity = read_number(link, "joint_velocity");
+  if (link.contains("colliders")) {
+    if (!input.free) {
+      unsupported(quote("colliders") + " of a fixed-base link",
+                  "a fixed-base link collides through its own sphere, \"radius\"");
+    }
+    read_colliders(link, static_cast<int>(index), input.colliders);
+  }
   return result;
 }
 
 btMultiBody* add_multibody(MultiBodyWorld& world, const Json& multibody) {
   require_object(multibody, "a multibody");
   check_keys(multibody, kMultiBodyKeys);
-  Eigen::Vector3d base_position = Eigen::Vector3d::Zero();
-  if (multibody.contains("base")) read_base(multibody["base"], base_position);
+  MultiBodyInput input;
+  if (multibody.contains("base")) read_base(multibody["base"], input);
   const Json& links = read_array(multibody, "links");
-  if (links.empty()) throw InputError(quote("links") + " must have at least one link");
-  std::vector<RevoluteLink> chain;
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    in_entry("links", i, [&] { chain.push_back(read_link(links[i], i)); });
+  if (links.empty() && !input.free) {
+    throw InputError(quote("links") + " must have at least one link (a fixed base alone never moves)");
   }
-  return world.add_fixed_base_chain(base_position, chain);
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    in_entry("links", i, [&] { input.links.push_back(read_link(links[i], i, input)); });
+  }
+  if (input.free) {
+    if (input.links.empty() && input.colliders.empty()) {
+      // Legal in Bullet, but nothing could ever touch it.
+      throw InputError("a free base without links needs \"radius\" or \"colliders\"");
+    }
+    return world.add_free_base_tree(input.base, input.links, input.colliders);
+  }
+  return world.add_fixed_base_chain(input.position, input.links);
 }
 
 /// −m g·x, zero at the origin, as BulletWorld::potential_energy.
@@ -506,17 +623,15 @@ double potential_energy(double mass, const Eigen::Vector3d& gravity,
   return -mass * gravity.dot(position);
 }
 
-Eigen::Vector3d link_position(const btMultiBody& mb, int link) {
-  // The collider is the link's sphere, centred at its centre of mass;
-  // btMultiBodyDynamicsWorld moves it to the link at the end of every step.
-  return scenes::to_eigen(mb.getLinkCollider(link)->getWorldTransform().getOrigin());
-}
-
-/// Kinetic (Bullet's own link velocities) plus gravitational potential.
+/// Kinetic (Bullet's own link velocities) plus gravitational potential (of
+/// the links, and of a free base).
 double multibody_energy(const btMultiBody& mb, const Eigen::Vector3d& gravity) {
   double energy = MultiBodyWorld::kinetic_energy(mb);
+  if (!mb.hasFixedBase()) {
+    energy += potential_energy(double(mb.getBaseMass()), gravity, scenes::to_eigen(mb.getBasePos()));
+  }
   for (int i = 0; i < mb.getNumLinks(); ++i) {
-    energy += potential_energy(double(mb.getLinkMass(i)), gravity, link_position(mb, i));
+    energy += potential_energy(double(mb.getLinkMass(i)), gravity, MultiBodyWorld::link_position(mb, i));
   }
   return energy;
 }
@@ -580,16 +695,25 @@ Json multibody_scene_json(const Json& input, double dt, std::int64_t steps) {
     for (int i = 0; i < mb.getNumLinks(); ++i) {
       positions.push_back(double(mb.getJointPos(i)));
       velocities.push_back(MultiBodyWorld::joint_velocity(mb, i));
-      links.push_back({{"position", to_json(link_position(mb, i))},
+      links.push_back({{"position", to_json(MultiBodyWorld::link_position(mb, i))},
                        {"velocity", to_json(MultiBodyWorld::link_velocity(mb, i))}});
     }
     const double energy = multibody_energy(mb, gravity);
     energy_final += energy;
-    multibody_states.push_back({{"joint_positions", std::move(positions)},
-                                {"joint_velocities", std::move(velocities)},
-                                {"links", std::move(links)},
-                                {"energy_initial", initial[k]},
-                                {"energy_final", energy}});
+    Json state = {{"joint_positions", std::move(positions)},
+                  {"joint_velocities", std::move(velocities)},
+                  {"links", std::move(links)},
+                  {"energy_initial", initial[k]},
+                  {"energy_final", energy}};
+    if (!mb.hasFixedBase()) {
+      const btQuaternion q = mb.getWorldToBaseRot().inverse();  // base to world
+      state["base"] = {{"position", to_json(scenes::to_eigen(mb.getBasePos()))},
+                       {"orientation", Json::array({double(q.x()), double(q.y()), double(q.z()),
+                                                    double(q.w())})},
+                       {"velocity", to_json(scenes::to_eigen(mb.getBaseVel()))},
+                       {"angular_velocity", to_json(scenes::to_eigen(mb.getBaseOmega()))}};
+    }
+    multibody_states.push_back(std::move(state));
   }
   const bullet::MultiBodyImpactSolver* solver = world.impact_solver();
   Json output;

@@ -5,15 +5,16 @@
 // runs exactly what the demos and the Bullet scenario tests run. A scene
 // with "multibodies" runs instead in a simpact::scenes::MultiBodyWorld (a
 // btMultiBodyDynamicsWorld with MultiBodyImpactSolver, or Bullet's
-// btMultiBodyConstraintSolver for solver stock_si): fixed-base multibodies
-// of revolute links with sphere colliders, next to rigid spheres and static
-// planes. What the command does not build there (free bases, prismatic and
-// other joints, boxes, kinematic bodies, rigid joints, the minimum
-// restitution combiner, law auto) is an error naming the feature, never
-// approximated.
+// btMultiBodyConstraintSolver for solver stock_si): fixed-base chains or
+// free-base (floating) trees of revolute and prismatic links with sphere
+// colliders, next to rigid spheres and static planes. What the command does
+// not build there (spherical, planar and fixed joints, colliders other than
+// spheres, extra colliders on fixed-base chains, boxes, kinematic bodies,
+// rigid joints, the minimum restitution combiner, law auto) is an error
+// naming the feature, never approximated.
 // Every key is checked: an unknown or misspelt key is an error naming it,
-// and errors inside "bodies", "joints", "multibodies" or "links" name the
-// entry ("multibodies" entry 1: "links" entry 0: ...).
+// and errors inside "bodies", "joints", "multibodies", "links" or
+// "colliders" name the entry ("multibodies" entry 1: "links" entry 0: ...).
 #pragma once
 
 #include <simpact_cli/json_input.h>
@@ -83,32 +84,59 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
     joints             not supported
     restitution_combiner  product only
   a multibody:
-    base               {"type": "fixed", "position": 3 numbers [m]}
-                       (default fixed at [0, 0, 0]; the links are placed by
-                       their own pivots and centres); type free is not
-                       supported
-    links              list of links, parents before children, at least one
-  a link (revolute joint, sphere collider at its centre of mass, world
-  frame, the given configuration is q = 0):
+    base               the root body, fixed (default) or free:
+      type             fixed | free                        (default fixed)
+      position         3 numbers [m]: a fixed base's point, a free base's
+                       centre of mass                  (default [0, 0, 0])
+      free bases only:
+      orientation      quaternion x y z w, base to world (default identity)
+      mass             [kg] > 0                                (default 1)
+      radius           [m] > 0: a sphere collider at the centre of mass
+      restitution, friction   of that sphere (need radius)  (0, 0.5)
+      inertia          3 principal moments > 0 [kg m2] along the base's
+                       axes (default the solid sphere 0.4 m r^2; required
+                       without radius)
+      velocity, angular_velocity   3 numbers, world frame, of the centre of
+                       mass [m/s, rad/s]                        (default 0)
+      colliders        list of spheres fixed to the base (below)
+    links              list of links, parents before children; at least one
+                       for a fixed base, may be empty for a free one
+  a link (world frame, the given configuration is q = 0; the link's frame
+  is the world's there, whatever the base's orientation):
     parent             -1 (the base) or an earlier link's index  (default -1)
-    joint              revolute (prismatic, spherical, planar, fixed: not
+    joint              revolute | prismatic (spherical, planar, fixed: not
                        supported)                        (default revolute)
-    pivot              3 numbers: the joint's point [m]
-    axis               3 numbers, not zero: the hinge axis (default [0, 0, 1])
-    center             3 numbers: the centre of mass and of the sphere [m]
-    mass               [kg] > 0, solid-sphere inertia          (default 1)
+    axis               3 numbers, not zero: the hinge axis, or the slide
+                       direction of a prismatic joint   (default [0, 0, 1])
+    center             3 numbers: the centre of mass [m]
+    pivot              3 numbers: the joint's point [m]; prismatic: any
+                       point of the slide line         (default center)
+    mass               [kg] > 0                                 (default 1)
+    radius             [m] > 0: the link's sphere collider at its centre of
+                       mass; required on a fixed base, optional on a free
+                       one
+    restitution        of that sphere, in [0, 1] (needs radius) (default 0)
+    friction           of that sphere, >= 0 (needs radius)    (default 0.5)
+    inertia            3 principal moments > 0 [kg m2] along the world axes
+                       (default the solid sphere 0.4 m r^2; required
+                       without radius)
+    joint_velocity     q dot [rad/s revolute, m/s prismatic]    (default 0)
+    colliders          free base only: list of spheres fixed to the link
+  a collider (a sphere fixed to its body; all spheres of one body share
+  restitution and friction):
+    center             3 numbers, world frame at q = 0 [m]
     radius             [m] > 0
     restitution        in [0, 1]                                (default 0)
     friction           >= 0                                   (default 0.5)
-    joint_velocity     q dot [rad/s]                            (default 0)
   output: "bodies" [{position, velocity, angular_velocity}] in input order,
   "energy_initial", "energy_final" (kinetic + gravitational potential of the
   dynamic bodies), "impacts" (resolved by simpact; 0 for stock solvers),
   "routh_impacts" (of those, resolved with a Routh sample). With
   multibodies also "multibodies" [{joint_positions, joint_velocities [rad,
-  rad/s], links [{position, velocity} of each centre of mass],
-  energy_initial, energy_final (kinetic + potential)}] in input order; the
-  totals include them.
+  rad/s; m, m/s for prismatic joints], links [{position, velocity} of each
+  centre of mass], energy_initial, energy_final (kinetic + potential), and
+  for a free base "base" {position (centre of mass), orientation (x y z w),
+  velocity, angular_velocity}}] in input order; the totals include them.
 )";
 
 /// The whole command on a parsed document. Throws InputError.
