@@ -886,8 +886,16 @@ GaitState gait_from_json(std::uint64_t seed) {
 TEST(CliScene, CompassGaitFileEqualsAddCompassGaitBitForBit) {
   const Json file = load_scene("compass_gait_multibody.json");
   const std::uint64_t file_seed = file["simpact"]["seed"].get<std::uint64_t>();
-  std::set<std::vector<double>> outcomes;
-  for (const std::uint64_t seed : {file_seed, std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{2}}) {
+  // The seeds must also change the outcome. Most Routh samples leave both
+  // feet on the ground, and Bullet's sustained-contact friction (μ = 5) then
+  // brings them to one end-of-step state (30 of seeds 0–30 do); seed 26 is
+  // one whose sample lifts a foot, in both precisions (found by scanning).
+  constexpr std::uint64_t kLiftingSeed = 26;
+  // Its leading-leg rate differs from the common one by ~0.67 rad/s; 0.1
+  // separates real outcomes from rounding (ulps of ~1 rad/s).
+  constexpr double kDistinctRate = 0.1;
+  double rate_min = 1e300, rate_max = -1e300;
+  for (const std::uint64_t seed : {file_seed, std::uint64_t{0}, std::uint64_t{1}, kLiftingSeed}) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     const GaitState expected = gait_from_fixture(seed);
     const GaitState got = gait_from_json(seed);
@@ -899,10 +907,10 @@ TEST(CliScene, CompassGaitFileEqualsAddCompassGaitBitForBit) {
     for (std::size_t k = 0; k < got.values.size(); ++k) {
       EXPECT_EQ(got.values[k], expected.values[k]) << "value " << k;
     }
-    outcomes.insert(got.values);
+    rate_min = std::min(rate_min, got.values.back());
+    rate_max = std::max(rate_max, got.values.back());
   }
-  // The seed is what is compared: the samples differ between seeds.
-  EXPECT_GT(outcomes.size(), 1u);
+  EXPECT_GT(rate_max - rate_min, kDistinctRate) << "the seed must reach the Routh sample";
 }
 
 TEST(CliScene, MalformedFreeBaseScenesExit2NamingTheProblem) {
