@@ -4,6 +4,7 @@
 // corner touched) built by hand as a core ImpactProblem, J = [n, r × n],
 // M⁻¹ = diag(m⁻¹ I, R I_body⁻¹ Rᵀ) from the box's closed-form inertia. Both
 // must give the same post-impact velocities and impulse.
+#include "support/box_corner.h"
 #include "support/compare.h"
 
 #include <simpact/propagative.h>
@@ -42,12 +43,7 @@ TEST_P(CoreVsAdapter, BoxCornerOnTheGround) {
   const Eigen::Vector3d half(0.3, 0.2, 0.1);
   const Eigen::Quaterniond orientation(Eigen::AngleAxisd(c.tilt, Eigen::Vector3d::UnitZ()));
   // The lowest corner (largest downward reach) touches y = 0 exactly.
-  Eigen::Vector3d corner_offset = Eigen::Vector3d::Zero();
-  for (int sx : {-1, 1})
-    for (int sy : {-1, 1}) {
-      const Eigen::Vector3d r = orientation * Eigen::Vector3d(sx * half.x(), sy * half.y(), half.z());
-      if (r.y() < corner_offset.y()) corner_offset = r;
-    }
+  const Eigen::Vector3d corner_offset = testing::lowest_corner(orientation, half);
   const Eigen::Vector3d centre(0.0, -corner_offset.y(), 0.0);
   const Eigen::Vector3d linear(0.3, -1.0, 0.0), angular(0.0, 0.0, c.spin);
 

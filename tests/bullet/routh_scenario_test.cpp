@@ -3,6 +3,7 @@
 // Expectations are closed forms (a sphere's frictional impact), the core on
 // the same contact, or properties every Routh outcome has (no contact left
 // approaching, no energy gained) — never numbers copied from a run.
+#include "support/box_corner.h"
 #include "support/compare.h"
 
 #include <simpact/bullet/impact_solver.h>
@@ -430,12 +431,7 @@ TEST_P(CornerCoreVsAdapter, SampleEqualsTheCoresOnTheSameContact) {
   const double mass = 2.0;
   const Eigen::Vector3d half(0.3, 0.2, 0.1);
   const Eigen::Quaterniond orientation(Eigen::AngleAxisd(c.tilt, Eigen::Vector3d::UnitZ()));
-  Eigen::Vector3d lowest = Eigen::Vector3d::Zero();
-  for (int sx : {-1, 1})
-    for (int sy : {-1, 1}) {
-      const Eigen::Vector3d r = orientation * Eigen::Vector3d(sx * half.x(), sy * half.y(), half.z());
-      if (r.y() < lowest.y()) lowest = r;
-    }
+  const Eigen::Vector3d lowest = testing::lowest_corner(orientation, half);
   const Eigen::Vector3d centre(0.0, -lowest.y(), 0.0);
   const Eigen::Vector3d linear(0.6, -1.0, 0.3), angular(0.0, 0.0, c.spin);
 
