@@ -12,6 +12,8 @@
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 #include <BulletDynamics/Featherstone/btMultiBody.h>
 #include <BulletDynamics/Featherstone/btMultiBodyDynamicsWorld.h>
+#include <BulletDynamics/Featherstone/btMultiBodyJointLimitConstraint.h>
+#include <BulletDynamics/Featherstone/btMultiBodyJointMotor.h>
 #include <BulletDynamics/Featherstone/btMultiBodyLinkCollider.h>
 #include <BulletDynamics/Featherstone/btMultiBodyMLCPConstraintSolver.h>
 #include <BulletDynamics/MLCPSolvers/btDantzigSolver.h>
@@ -359,6 +361,58 @@ TEST(MultiBodyImpact, RouthOnPendulumAndSphereDissipatesAndSpins) {
     std::printf("routh mixed seed %d: energy %.6f -> %.6f, spin %.4f\n", static_cast<int>(seed),
                 reports[0].energy_before, reports[0].energy_after, double(ball->getAngularVelocity().z()));
   }
+}
+
+// Joint limits and motors are btMultiBodyConstraints: sustained
+// constraints that stay with the base solver (header, "Deviations and
+// limitations"). Without a contact impact the simpact world must therefore
+// move exactly as the stock one: a pendulum swinging into a ±0.3 rad limit,
+// and a motor driving another at 0.5 rad/s, over one second.
+TEST(MultiBodyImpact, JointLimitsAndMotorsStayWithTheBaseSolver) {
+  constexpr double kLimit = 0.3, kMotorRate = 0.5;
+  // Limit: Bullet's joint-limit rows allow a rounding-level overshoot
+  // (their ERP correction is positional); 1e-2 rad is far below the
+  // 2 rad/s swing's unconstrained excursion (~0.7 rad in 0.35 s).
+  constexpr double kLimitSlack = 1e-2;
+  // Motor: an impulse-limited velocity constraint reaches its target to
+  // solver tolerance; 1e-6 rad/s in double, 1e-3 in float.
+  const double motor_tolerance = kDouble ? 1e-6 : 1e-3;
+  struct Run {
+    std::vector<double> limited, motored;
+    std::int64_t impacts = 0;
+  };
+  auto run = [&](bool simpact) {
+    MultiBodyWorldOptions o = options();
+    o.simpact = simpact;
+    MultiBodyWorld world(o);
+    btMultiBody* limited = world.add_pendulum({0, 1, 0}, {0, 0, 0}, 0.05, 1.0, 0.0, 2.0);
+    btMultiBody* motored = world.add_pendulum({5, 1, 0}, {5, 0, 0}, 0.05, 1.0, 0.0, 0.0);
+    btMultiBodyJointLimitConstraint limit(limited, 0, btScalar(-kLimit), btScalar(kLimit));
+    btMultiBodyJointMotor motor(motored, 0, btScalar(kMotorRate), btScalar(100.0));
+    world.dynamics_world().addMultiBodyConstraint(&limit);
+    world.dynamics_world().addMultiBodyConstraint(&motor);
+    Run r;
+    for (int step = 0; step < 240; ++step) {
+      world.step(kStep);
+      r.limited.push_back(double(limited->getJointPos(0)));
+      r.motored.push_back(MultiBodyWorld::joint_velocity(*motored, 0));
+    }
+    world.dynamics_world().removeMultiBodyConstraint(&motor);
+    world.dynamics_world().removeMultiBodyConstraint(&limit);
+    if (simpact) r.impacts = world.impact_solver()->stats().impacts;
+    return r;
+  };
+  const Run stock = run(false), ours = run(true);
+  EXPECT_EQ(ours.impacts, 0);
+  ASSERT_EQ(ours.limited.size(), stock.limited.size());
+  for (size_t k = 0; k < ours.limited.size(); ++k) {
+    ASSERT_EQ(ours.limited[k], stock.limited[k]) << "limited pendulum, step " << k;
+    ASSERT_EQ(ours.motored[k], stock.motored[k]) << "motored pendulum, step " << k;
+  }
+  const double reach = *std::max_element(ours.limited.begin(), ours.limited.end());
+  EXPECT_GT(reach, kLimit - kLimitSlack) << "the swing reaches its limit";
+  EXPECT_LT(reach, kLimit + kLimitSlack) << "and the limit holds";
+  EXPECT_NEAR(ours.motored.back(), kMotorRate, motor_tolerance);
 }
 
 TEST(MultiBodyImpact, BadConfigurationNamesTheField) {
