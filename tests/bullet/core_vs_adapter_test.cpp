@@ -72,21 +72,8 @@ TEST_P(CoreVsAdapter, BoxCornerOnTheGround) {
     n = scenes::to_eigen(report.contacts[0].normal);
   };
   BulletWorld world(options);
-  scenes::BodyOptions ground;
-  ground.mass = 0.0;
-  ground.restitution = 1.0;
-  ground.friction = 0.0;
-  world.add_plane(Eigen::Vector3d::UnitY(), 0.0, ground);
-  scenes::BodyOptions box;
-  box.mass = mass;
-  box.position = centre;
-  box.orientation = orientation;
-  box.velocity = linear;
-  box.angular_velocity = angular;
-  box.restitution = c.restitution;
-  box.friction = 0.0;
-  box.never_sleep = true;
-  body = world.add_box(half, box);
+  body = testing::add_box_on_corner(world, half, mass, orientation, centre, linear, angular,
+                                    /*friction=*/0.0, c.restitution, /*ground_friction=*/0.0);
   // Bullet's box inertia must be the one used by hand above.
   const Eigen::Vector3d bullet_inertia = scenes::to_eigen(body->getLocalInertia());
   ASSERT_TRUE(VectorsNear(bullet_inertia, inertia_body, 1e-6, 0.0));

@@ -448,20 +448,8 @@ TEST_P(CornerCoreVsAdapter, SampleEqualsTheCoresOnTheSameContact) {
     adapter << Velocity(*body), Spin(*body);
   };
   BulletWorld world(options);
-  scenes::BodyOptions ground;
-  ground.mass = 0.0;
-  ground.restitution = 1.0;
-  ground.friction = 1.0;
-  world.add_plane(Eigen::Vector3d::UnitY(), 0.0, ground);
-  scenes::BodyOptions box;
-  box.mass = mass;
-  box.position = centre;
-  box.orientation = orientation;
-  box.velocity = linear;
-  box.angular_velocity = angular;
-  box.friction = c.friction;
-  box.never_sleep = true;
-  body = world.add_box(half, box);
+  body = testing::add_box_on_corner(world, half, mass, orientation, centre, linear, angular,
+                                    c.friction, /*restitution=*/0.0, /*ground_friction=*/1.0);
   world.step(kStep);
   ASSERT_TRUE(struck);
   ASSERT_EQ(report.contacts.size(), 1u) << "a single corner touches";

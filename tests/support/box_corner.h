@@ -4,6 +4,8 @@
 // the core-vs-adapter tests of the propagative and the Routh law.
 #pragma once
 
+#include <simpact_scenes/bullet_world.h>
+
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 
@@ -21,6 +23,33 @@ inline Eigen::Vector3d lowest_corner(const Eigen::Quaterniond& orientation,
       if (r.y() < lowest.y()) lowest = r;
     }
   return lowest;
+}
+
+/// The Bullet side of those tests: the static plane y = 0 (restitution 1,
+/// friction `ground_friction`) and the box of `half` extents and `mass`,
+/// turned by `orientation`, centred at `centre` (its lowest corner on the
+/// plane), moving at `linear` and `angular`, with the box's own `friction`
+/// and `restitution`; never sleeping. Returns the box.
+inline btRigidBody* add_box_on_corner(scenes::BulletWorld& world, const Eigen::Vector3d& half,
+                                      double mass, const Eigen::Quaterniond& orientation,
+                                      const Eigen::Vector3d& centre, const Eigen::Vector3d& linear,
+                                      const Eigen::Vector3d& angular, double friction,
+                                      double restitution, double ground_friction) {
+  scenes::BodyOptions ground;
+  ground.mass = 0.0;
+  ground.restitution = 1.0;
+  ground.friction = ground_friction;
+  world.add_plane(Eigen::Vector3d::UnitY(), 0.0, ground);
+  scenes::BodyOptions box;
+  box.mass = mass;
+  box.position = centre;
+  box.orientation = orientation;
+  box.velocity = linear;
+  box.angular_velocity = angular;
+  box.restitution = restitution;
+  box.friction = friction;
+  box.never_sleep = true;
+  return world.add_box(half, box);
 }
 
 }  // namespace simpact::testing
