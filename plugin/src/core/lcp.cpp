@@ -364,9 +364,9 @@ void LemkeSolver::solve(const Eigen::VectorXd& q, const LemkeParameters& paramet
   // Lemke path to rounding: a near-tie resolved within tie_tolerance, times
   // a large column entry, leaves a basic variable negative (seen: 1e-4 of
   // the data with 32 stacked-box contacts). Another covering vector starts
-  // another path through other ties; on 200 such samples with 16-48
-  // contacts, failures fell from 17 to 0 with two alternatives. Both are
-  // fixed, so the result stays a function of (M, q).
+  // another path through other ties; on 300 falling-box-stack samples with
+  // 32-48 contacts, failures fell from 74 to 1 with two alternatives. Both
+  // are fixed, so the result stays a function of (M, q).
   const LcpResult first = result;
   int pivots = result.pivots;
   for (int k = 0; k < parameters.retries; ++k) {
@@ -381,9 +381,8 @@ void LemkeSolver::solve(const Eigen::VectorXd& q, const LemkeParameters& paramet
     result.pivots = pivots;
     if (result.status == LcpStatus::kSolved) return;
   }
-  const int pivots_total = pivots;
   result = first;
-  result.pivots = pivots_total;
+  result.pivots = pivots;
   if (parameters.retries > 0)
     result.message += " (also with " + std::to_string(parameters.retries) +
                       " other covering vectors)";

@@ -37,8 +37,9 @@ struct LemkeParameters {
   Eigen::VectorXd covering;
   /// With the default covering vector: if Lemke fails, this many more
   /// attempts with the fixed alternatives d_i = 1 + i/m and 2 − i/m (other
-  /// pivot paths through the same degenerate vertices). A given covering
-  /// vector is used alone.
+  /// pivot paths through the same degenerate vertices); attempts beyond two
+  /// cycle through the same two vectors. A given covering vector is used
+  /// alone.
   int retries = 2;
 };
 
