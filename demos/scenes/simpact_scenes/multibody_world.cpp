@@ -38,8 +38,11 @@ void check_links(const std::vector<RevoluteLink>& links, bool free_base) {
     check(l.inertia.allFinite() && (l.inertia.isZero(0.0) || l.inertia.minCoeff() > 0),
           at + "inertia must be all zero (sphere) or positive and finite");
     check(free_base || l.sphere_collider, at + "a fixed-base chain link needs its sphere collider");
-    check(l.joint == JointKind::kRevolute || l.joint == JointKind::kPrismatic,
-          at + "joint must be revolute or prismatic");
+    check(l.joint == JointKind::kRevolute || l.joint == JointKind::kPrismatic ||
+              l.joint == JointKind::kSpherical || l.joint == JointKind::kPlanar ||
+              l.joint == JointKind::kFixed,
+          at + "joint must be revolute, prismatic, spherical, planar or fixed");
+    check(l.joint_velocities.allFinite(), at + "joint_velocities must be finite");
   }
 }
 
@@ -60,10 +63,33 @@ void setup_link(btMultiBody& mb, int i, const RevoluteLink& l, const Eigen::Vect
   if (l.joint == JointKind::kPrismatic) {
     mb.setupPrismatic(i, btScalar(l.mass), bt(link_inertia(l)), l.parent, rotation, bt(l.axis.normalized()),
                       bt(offset), bt(l.center - l.pivot), true);
+  } else if (l.joint == JointKind::kSpherical) {
+    mb.setupSpherical(i, btScalar(l.mass), bt(link_inertia(l)), l.parent, rotation, bt(offset),
+                      bt(l.center - l.pivot), true);
+  } else if (l.joint == JointKind::kFixed) {
+    mb.setupFixed(i, btScalar(l.mass), bt(link_inertia(l)), l.parent, rotation, bt(offset),
+                  bt(l.center - l.pivot), true);
+  } else if (l.joint == JointKind::kPlanar) {
+    Eigen::Vector3d com_offset = l.center - parent_com;
+    if (rotated) com_offset = parent_to_world.conjugate() * com_offset;
+    mb.setupPlanar(i, btScalar(l.mass), bt(link_inertia(l)), l.parent, rotation, bt(l.axis.normalized()),
+                   bt(com_offset), true);
   } else {
     mb.setupRevolute(i, btScalar(l.mass), bt(link_inertia(l)), l.parent, rotation, bt(l.axis.normalized()),
                      bt(offset), bt(l.center - l.pivot), true);
   }
+}
+
+// q̇ of link i from its description (a fixed joint has none).
+void set_joint_velocity(btMultiBody& mb, int i, const RevoluteLink& l) {
+  if (l.joint == JointKind::kFixed) return;
+  if (l.joint == JointKind::kSpherical || l.joint == JointKind::kPlanar) {
+    const btScalar q[3] = {btScalar(l.joint_velocities.x()), btScalar(l.joint_velocities.y()),
+                           btScalar(l.joint_velocities.z())};
+    mb.setJointVelMultiDof(i, q);
+    return;
+  }
+  mb.setJointVel(i, btScalar(l.joint_velocity));
 }
 
 }  // namespace
@@ -111,7 +137,7 @@ btMultiBody* MultiBodyWorld::add_fixed_base_chain(const Eigen::Vector3d& base_po
   mb->setAngularDamping(0);
   mb->setCanSleep(false);
   mb->setHasSelfCollision(false);
-  for (int i = 0; i < n; ++i) mb->setJointVel(i, btScalar(links[static_cast<size_t>(i)].joint_velocity));
+  for (int i = 0; i < n; ++i) set_joint_velocity(*mb, i, links[static_cast<size_t>(i)]);
   world_->addMultiBody(mb.get());
   for (int i = 0; i < n; ++i) {
     const RevoluteLink& l = links[static_cast<size_t>(i)];
@@ -165,7 +191,7 @@ btMultiBody* MultiBodyWorld::add_free_base_tree(const FreeBase& base, const std:
   mb->setHasSelfCollision(false);
   mb->setBaseVel(bt(base.velocity));
   mb->setBaseOmega(bt(base.angular_velocity));
-  for (int i = 0; i < n; ++i) mb->setJointVel(i, btScalar(links[static_cast<size_t>(i)].joint_velocity));
+  for (int i = 0; i < n; ++i) set_joint_velocity(*mb, i, links[static_cast<size_t>(i)]);
   world_->addMultiBody(mb.get());
   // One collider per body with spheres: a lone sphere at the centre of mass
   // is a btSphereShape, anything else a compound of spheres.

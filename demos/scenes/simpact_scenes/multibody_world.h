@@ -48,6 +48,19 @@ struct MultiBodyWorldOptions {
 enum class JointKind {
   kRevolute,   ///< hinge about `axis` through `pivot`; q [rad], q̇ [rad/s]
   kPrismatic,  ///< slide along `axis`; q [m] (0 = the configuration given), q̇ [m/s]
+  /// Ball joint at `pivot` (btMultiBody::setupSpherical): 3 dofs, q̇ the
+  /// link's angular velocity relative to its parent in the link's frame
+  /// (the world's at q = 0): `joint_velocities` [rad/s]; `axis` unused.
+  kSpherical,
+  /// Planar joint (btMultiBody::setupPlanar): the link moves in the plane
+  /// normal to `axis` and turns about `axis`; 3 dofs in Bullet's order
+  /// [ω about axis, v along link.getAxisBottom(1), v along getAxisBottom(2)]
+  /// (`joint_velocities`, [rad/s, m/s, m/s]); `pivot` unused (the plane
+  /// motion is of the link's centre of mass).
+  kPlanar,
+  /// Welded to the parent (btMultiBody::setupFixed): no dof; `axis` and
+  /// the joint velocities unused.
+  kFixed,
 };
 
 /// One link: a sphere of `radius` and `mass` (solid-sphere inertia) centred
@@ -74,9 +87,11 @@ struct RevoluteLink {
   /// only the SphereColliders attached to it (add_free_base_tree).
   bool sphere_collider = true;
   JointKind joint = JointKind::kRevolute;
+  /// q̇ of a spherical or planar joint (see JointKind); ignored otherwise.
+  Eigen::Vector3d joint_velocities = Eigen::Vector3d::Zero();
 };
 
-/// A link of either joint kind (RevoluteLink's name predates prismatic joints).
+/// A link of any joint kind (RevoluteLink's name predates the other kinds).
 using Link = RevoluteLink;
 
 /// A collider sphere rigidly attached to a body of a free-base tree: the

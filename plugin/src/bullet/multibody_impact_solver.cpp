@@ -10,6 +10,7 @@
 #include <BulletDynamics/ConstraintSolver/btTypedConstraint.h>
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 #include <BulletDynamics/Featherstone/btMultiBody.h>
+#include <BulletDynamics/Featherstone/btMultiBodyConstraint.h>
 #include <BulletDynamics/Featherstone/btMultiBodyDynamicsWorld.h>
 #include <BulletDynamics/Featherstone/btMultiBodyLinkCollider.h>
 #include <BulletDynamics/Featherstone/btMultiBodyMLCPConstraintSolver.h>
@@ -122,6 +123,16 @@ struct MultiBodyImpactSolver::Impl {
   std::vector<Point> points;
   internal::Clusters clusters;
   std::vector<std::pair<btManifoldPoint*, btScalar>> saved_restitution;
+  // btMultiBodyConstraints of the batch that are not in the impact metric
+  // (header, "Multibody constraints"): the multibodies they bind, and the
+  // island of a rigid or world partner (−1 for the world).
+  struct Binding {
+    const char* kind = "";
+    const btMultiBody* a = nullptr;
+    const btMultiBody* b = nullptr;
+    int rigid_island = -1;
+  };
+  std::vector<Binding> bindings;
   btAlignedObjectArray<btScalar> scratch_r, jac;
   btAlignedObjectArray<btVector3> scratch_v;
   btAlignedObjectArray<btMatrix3x3> scratch_m;
@@ -267,6 +278,43 @@ double kinetic_energy(const Eigen::MatrixXd& inverse_mass, const Eigen::VectorXd
   return 0.5 * energy;
 }
 
+// The name of a btMultiBodyConstraint kind that is NOT in the impact metric,
+// or nullptr for the kinds that stay with the base solver after an exact
+// impact (single-joint limits and motors; header, "Multibody constraints").
+const char* unsupported_constraint(const btMultiBodyConstraint& constraint) {
+  switch (constraint.getConstraintType()) {
+    case MULTIBODY_CONSTRAINT_LIMIT:
+    case MULTIBODY_CONSTRAINT_1DOF_JOINT_MOTOR:
+    case MULTIBODY_CONSTRAINT_SPHERICAL_MOTOR:
+    case MULTIBODY_CONSTRAINT_SPHERICAL_LIMIT:
+      return nullptr;
+    case MULTIBODY_CONSTRAINT_POINT_TO_POINT:
+      return "btMultiBodyPoint2Point";
+    case MULTIBODY_CONSTRAINT_FIXED:
+      return "btMultiBodyFixedConstraint";
+    case MULTIBODY_CONSTRAINT_SLIDER:
+      return "btMultiBodySliderConstraint";
+    case MULTIBODY_CONSTRAINT_GEAR:
+      return "btMultiBodyGearConstraint";
+    default:
+      return "btMultiBodyConstraint of an unknown type";
+  }
+}
+
+// Calls the user's report callback; an exception from it never reaches the
+// host (counted in MultiBodyImpactStats::callback_exceptions).
+void notify(const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
+            const MultiBodyImpactReport& report) noexcept {
+  if (!config.on_impact) return;
+  try {
+    config.on_impact(report);
+  } catch (...) {
+    ++stats.callback_exceptions;
+  }
+}
+
+constexpr const char* kFallbackSuffix = ": cluster left to the base solver with Bullet's restitution";
+
 struct Cluster {
   const std::vector<int>& members;  // node indices
   const std::vector<int>& ids;      // point indices
@@ -409,6 +457,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   MultiBodyImpactReport report;
   report.restitution = restitution;
   report.law = routh ? kLawRouth : kLawPropagative;
+  report.attempted_law = report.law;
   // Cluster layout: multibodies first, then rigid bodies.
   std::vector<int> order = c.members;
   std::stable_partition(order.begin(), order.end(),
@@ -435,18 +484,52 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   const auto report_contact = [](const Impl::Point& p, double approach) {
     return internal::contact_report(p.a.object, p.b.object, *p.point, approach);
   };
-  const auto fail = [&](const std::string& message, bool unattached) {
-    ++(unattached ? stats.unattached : stats.fallbacks);
+  // Fallback (header, "Never fail the host"): nothing has been written for
+  // this cluster; its points keep Bullet's restitution. `status` is the
+  // core's when it gave one (`from_law`: counted in fallbacks too), else
+  // kInfeasible.
+  const auto fail = [&](const std::string& message, bool unattached, Status status = Status::kInfeasible,
+                        bool from_law = false) {
+    if (unattached) ++stats.unattached;
+    if (from_law) ++stats.fallbacks;
+    ++stats.fallbacks_to_base;
+    report.fallback_to_base = true;
     report.law = kLawBaseSolver;
-    report.status = Status::kInfeasible;
-    report.message = message;
+    report.status = status;
+    report.message = message + kFallbackSuffix;
+    report.velocity_after.resize(0);
+    report.energy_after = 0.0;
+    report.contacts.clear();
     for (const int id : c.ids) report.contacts.push_back(report_contact(s.points[id], -s.points[id].u));
-    if (config.on_impact) config.on_impact(report);
+    notify(config, stats, report);
   };
+  // Non-finite restitution or friction on any point of the cluster (a
+  // user's NaN, or an overflowing combiner) is bad input for the law.
+  for (const int id : c.ids) {
+    const btManifoldPoint& point = *s.points[id].point;
+    if (!std::isfinite(double(point.m_combinedRestitution)) || !std::isfinite(double(point.m_combinedFriction))) {
+      fail("non-finite combined restitution or friction on a contact point", false);
+      return;
+    }
+  }
+  // Multibody constraints that are not in the impact metric.
+  for (const Impl::Binding& binding : s.bindings) {
+    bool binds = false;
+    for (const int j : c.members) {
+      const Impl::Node& node = s.nodes[j];
+      binds = binds || (node.multibody != nullptr && (node.multibody == binding.a || node.multibody == binding.b)) ||
+              (node.rigid != nullptr && binding.rigid_island >= 0 && node.rigid->getIslandTag() == binding.rigid_island);
+    }
+    if (binds) {
+      fail(std::string(binding.kind) +
+               " binds a body of the cluster and is not part of the impact metric (its rows are not "
+               "modelled in the impact)",
+           false);
+      return;
+    }
+  }
   if (!snapshots) {
-    fail("no pre-force snapshot of a multibody (MultiBodyImpactSolver::attach was not called): "
-         "impact left to the base solver with Bullet's restitution",
-         true);
+    fail("no pre-force snapshot of a multibody (MultiBodyImpactSolver::attach was not called)", true);
     return;
   }
 
@@ -541,10 +624,10 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   if (m == 0) return;
   if (!rows.velocity.allFinite() || !rows.inverse_mass.allFinite() || !rows.normals.allFinite() ||
       !rows.b.allFinite()) {
-    fail("non-finite body state: impact left to the base solver", false);
+    fail("non-finite body state or contact geometry", false);
     return;
   }
-  ++stats.impacts;
+  ++stats.impacts;  // handed to a law
   report.velocity_before = rows.velocity;
   report.normals = rows.normals;
   report.normal_offsets = rows.b;
@@ -560,7 +643,11 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
         config.policy, internal::mix_seed(config.seed, s.impact_counter++), config.max_reflections, false));
     const ImpactResult& result = s.solver.solve(problem);
     stats.reflections += result.reflections;
-    if (result.status != Status::kSuccess) ++stats.fallbacks;
+    if (result.status != Status::kSuccess || result.outcomes.empty()) {
+      fail(std::string("propagative law: ") + to_string(result.status) + " (" + result.message + ")", false,
+           result.status, true);
+      return;
+    }
     report.status = result.status;
     report.message = result.message;
     after = result.outcomes.at(0).velocity;
@@ -610,21 +697,35 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
       sample.status = Status::kInfeasible;
       sample.message = e.what();
     }
-    if (sample.outcomes.empty() || !sample.outcomes[0].velocity.allFinite()) {
-      --stats.impacts;
-      fail("Routh sample failed (" + sample.message + "): impact left to the base solver", false);
+    if (sample.status != Status::kSuccess || sample.outcomes.empty()) {
+      fail(std::string("Routh sample: ") + to_string(sample.status) + " (" + sample.message + ")", false,
+           sample.status, true);
       return;
     }
-    ++stats.routh_impacts;
-    if (sample.status != Status::kSuccess) ++stats.fallbacks;
     report.status = sample.status;
     report.message = sample.message;
     after = sample.outcomes[0].velocity;
     impulses = sample.outcomes[0].normal_impulses;
   }
 
-  // Write-back: v_post + δ (multibody), v + δ (rigid).
+  // Write-back: v_post + δ (multibody), v + δ (rigid). Everything the
+  // report needs is built first; only finite velocities are written, and
+  // the commit below (velocities, restitution off) cannot throw.
   const Eigen::VectorXd written = base_velocity + (after - rows.velocity);
+  if (after.size() != rows.n || !after.allFinite() || !written.allFinite()) {
+    fail("non-finite post-impact velocity", false, Status::kInfeasible);
+    return;
+  }
+  report.velocity_after = after;
+  report.energy_after = kinetic_energy(rows.inverse_mass, after);
+  const Eigen::VectorXd u_before = rows.normals * rows.velocity + rows.b;
+  for (int r = 0; r < m; ++r) {
+    ImpactReport::Contact contact = report_contact(s.points[c.ids[rows.kept[r]]], -u_before[r]);
+    contact.impulse = impulses.size() > r ? impulses[r] : 0.0;
+    report.contacts.push_back(contact);
+  }
+  s.saved_restitution.reserve(s.saved_restitution.size() + c.ids.size());
+  if (routh) ++stats.routh_impacts;
   for (int q = 0; q < static_cast<int>(order.size()); ++q) {
     const Impl::Node& node = s.nodes[order[q]];
     const int o = rows.offsets[q];
@@ -645,14 +746,6 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
       internal::set_body_velocity(*node.rigid, written.segment<6>(o));
     }
   }
-  report.velocity_after = after;
-  report.energy_after = kinetic_energy(rows.inverse_mass, after);
-  const Eigen::VectorXd u_before = rows.normals * rows.velocity + rows.b;
-  for (int r = 0; r < m; ++r) {
-    ImpactReport::Contact contact = report_contact(s.points[c.ids[rows.kept[r]]], -u_before[r]);
-    contact.impulse = impulses.size() > r ? impulses[r] : 0.0;
-    report.contacts.push_back(contact);
-  }
   // Restitution off for the base solve (restored afterwards), no warm
   // start, no push-out of the resolved points in this step.
   for (const int id : c.ids) {
@@ -661,8 +754,43 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     point.m_combinedRestitution = 0;
     internal::forget_warm_start_and_overlap(point);
   }
-  if (config.on_impact) config.on_impact(report);
+  notify(config, stats, report);
 }
+
+// The report of a cluster whose resolution threw (nothing was written).
+void cluster_failed(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
+                    const Cluster& c, const char* what) noexcept {
+  ++stats.fallbacks_to_base;
+  try {
+    MultiBodyImpactReport report;
+    report.fallback_to_base = true;
+    report.attempted_law = config.law == ImpactLaw::kRouth ? kLawRouth : kLawPropagative;
+    report.law = kLawBaseSolver;
+    report.status = Status::kInfeasible;
+    report.message = std::string("exception while resolving (") + what + ")" + kFallbackSuffix;
+    for (const int j : c.members) {
+      const Impl::Node& node = s.nodes[j];
+      if (node.multibody != nullptr) report.multibodies.push_back(node.multibody);
+    }
+    for (const int j : c.members) {
+      const Impl::Node& node = s.nodes[j];
+      if (node.rigid != nullptr) report.rigid_bodies.push_back(node.rigid);
+    }
+    for (const int id : c.ids) {
+      const Impl::Point& p = s.points[id];
+      report.contacts.push_back(internal::contact_report(p.a.object, p.b.object, *p.point, -p.u));
+    }
+    notify(config, stats, report);
+  } catch (...) {
+  }
+}
+
+void batch_failed(const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
+                  const char* what) noexcept;
+void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
+                  btPersistentManifold** manifolds, int num_manifolds, btTypedConstraint** constraints,
+                  int num_constraints, btMultiBodyConstraint** multibody_constraints,
+                  int num_multibody_constraints, const btContactSolverInfo& info);
 
 }  // namespace
 
@@ -673,11 +801,58 @@ void MultiBodyImpactSolver::solveMultiBodyGroup(
     btDispatcher* dispatcher) {
   ++stats_.solve_calls;
   Impl& s = *impl_;
+  s.saved_restitution.clear();
+  // The impact phase never throws out of here (header, "Never fail the
+  // host"): a cluster that fails is left to the base solver; a failure
+  // outside any cluster leaves the rest of the batch to it.
+  try {
+    impact_phase(s, config_, stats_, manifolds, num_manifolds, constraints, num_constraints,
+                 multibody_constraints, num_multibody_constraints, info);
+  } catch (const std::exception& e) {
+    batch_failed(config_, stats_, e.what());
+  } catch (...) {
+    batch_failed(config_, stats_, "unknown exception");
+  }
+
+  // 6. The base multibody solver on the whole batch (Bullet's solvers do not
+  // throw: their allocator returns null instead).
+  s.base->solveMultiBodyGroup(bodies, num_bodies, manifolds, num_manifolds, constraints,
+                              num_constraints, multibody_constraints, num_multibody_constraints, info,
+                              debug_drawer, dispatcher);
+  m_analyticsData = s.base->m_analyticsData;
+  for (const auto& [point, restitution] : s.saved_restitution) point->m_combinedRestitution = restitution;
+  s.saved_restitution.clear();
+}
+
+namespace {
+
+void batch_failed(const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
+                  const char* what) noexcept {
+  ++stats.fallbacks_to_base;
+  try {
+    MultiBodyImpactReport report;
+    report.fallback_to_base = true;
+    report.attempted_law = config.law == ImpactLaw::kRouth ? kLawRouth : kLawPropagative;
+    report.law = kLawBaseSolver;
+    report.status = Status::kInfeasible;
+    report.message = std::string("impact phase failed for the batch (") + what +
+                     "): its unresolved clusters are left to the base solver with Bullet's restitution";
+    notify(config, stats, report);
+  } catch (...) {
+  }
+}
+
+// Steps 1–5 of the header on one batch.
+void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
+                  btPersistentManifold** manifolds, int num_manifolds, btTypedConstraint** constraints,
+                  int num_constraints, btMultiBodyConstraint** multibody_constraints,
+                  int num_multibody_constraints, const btContactSolverInfo& info) {
   s.nodes.clear();
   s.node_index.clear();
   s.points.clear();
-  s.saved_restitution.clear();
+  s.bindings.clear();
   const double h = double(info.m_timeStep);
+  const MultiBodyImpactSolverConfig& config_ = config;
 
   // 1. Candidate points.
   bool any_strike = false;
@@ -702,24 +877,38 @@ void MultiBodyImpactSolver::solveMultiBodyGroup(
     }
   }
 
-  if (any_strike) {
-    // 2. Clusters: rigid joints pull in jointed dynamic rigid bodies.
-    NodeGraph graph{s};
-    internal::build_clusters(graph, constraints, num_constraints, s.clusters);
-    // 3–5.
-    for (int root = 0; root < s.clusters.num_nodes; ++root)
-      if (!s.clusters.points[root].empty())
-        resolve(s, config_, stats_, Cluster{s.clusters.members[root], s.clusters.points[root]},
-                constraints, num_constraints, info);
+  if (!any_strike) return;
+  for (int k = 0; k < num_multibody_constraints; ++k) {
+    btMultiBodyConstraint* constraint = multibody_constraints[k];
+    if (constraint == nullptr) continue;
+    const char* kind = unsupported_constraint(*constraint);
+    if (kind == nullptr) continue;
+    Impl::Binding binding;
+    binding.kind = kind;
+    binding.a = constraint->getMultiBodyA();
+    binding.b = constraint->getMultiBodyB();
+    if (binding.b == nullptr) binding.rigid_island = constraint->getIslandIdB();
+    if (binding.a == nullptr) binding.rigid_island = constraint->getIslandIdA();
+    s.bindings.push_back(binding);
   }
-
-  // 6. The base multibody solver on the whole batch.
-  s.base->solveMultiBodyGroup(bodies, num_bodies, manifolds, num_manifolds, constraints,
-                              num_constraints, multibody_constraints, num_multibody_constraints, info,
-                              debug_drawer, dispatcher);
-  m_analyticsData = s.base->m_analyticsData;
-  for (const auto& [point, restitution] : s.saved_restitution) point->m_combinedRestitution = restitution;
-  s.saved_restitution.clear();
+  // 2. Clusters: rigid joints pull in jointed dynamic rigid bodies.
+  NodeGraph graph{s};
+  internal::build_clusters(graph, constraints, num_constraints, s.clusters);
+  // 3–5, one cluster at a time: a cluster that throws has written nothing
+  // (resolve commits last, without throwing) and is left to the base solver.
+  for (int root = 0; root < s.clusters.num_nodes; ++root) {
+    if (s.clusters.points[root].empty()) continue;
+    const Cluster cluster{s.clusters.members[root], s.clusters.points[root]};
+    try {
+      resolve(s, config, stats, cluster, constraints, num_constraints, info);
+    } catch (const std::exception& e) {
+      cluster_failed(s, config, stats, cluster, e.what());
+    } catch (...) {
+      cluster_failed(s, config, stats, cluster, "unknown exception");
+    }
+  }
 }
+
+}  // namespace
 
 }  // namespace simpact::bullet

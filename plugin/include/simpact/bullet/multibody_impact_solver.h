@@ -121,16 +121,56 @@
 //   symplectic-Euler shadow energy, as explained in impact_solver.h. Without
 //   attach() (no snapshot), clusters containing a multibody are NOT resolved:
 //   they are reported (law "base_solver", message says why), counted in
-//   MultiBodyImpactStats::unattached, and keep Bullet's restitution. Bullet's
+//   MultiBodyImpactStats::unattached (and fallbacks_to_base), and keep
+//   Bullet's restitution. Bullet's
 //   multibody solver itself measures restitution on post-force velocities of
 //   both sides (bullet-internals.md, "Known defects"); simpact does not.
 //
+// ── Joints and multibody constraints ────────────────────────────────────────
+//   * Link joints of every btMultibodyLink type (revolute, prismatic,
+//     spherical, planar, fixed) are exact by construction: the impact lives
+//     in the generalized velocities and the ABA metric. Links of one
+//     multibody striking each other (btMultiBody::setHasSelfCollision) are
+//     contacts whose two sides are the same node; multibody–rigid clusters
+//     are resolved together (layout above). Tested per joint type against
+//     the closed-form 1-D outcome (tests/bullet/multibody_robustness_test.cpp).
+//   * Single-joint limits and motors (btMultiBodyJointLimitConstraint,
+//     btMultiBodyJointMotor, btMultiBodySphericalJointMotor,
+//     btMultiBodySphericalJointLimit) are sustained constraints: the impact
+//     is resolved without them and the base solver enforces them in the
+//     same step (a limit reached during the impact acts as a plastic stop
+//     after it; a motor pulls toward its target within its impulse cap).
+//   * Bilateral btMultiBodyConstraints that couple bodies —
+//     btMultiBodyPoint2Point, btMultiBodyFixedConstraint,
+//     btMultiBodySliderConstraint, btMultiBodyGearConstraint — and any
+//     btMultiBodyConstraint of a type not listed here are NOT in the impact
+//     metric. A cluster one of them binds (a multibody of the cluster is its
+//     A or B; or, for one whose partner is a rigid body, a rigid body of the
+//     cluster is in that partner's simulation island — conservative) falls
+//     back to the base solver with Bullet's restitution (see "Never fail
+//     the host"), and its report names the constraint type.
+//
+// ── Never fail the host ─────────────────────────────────────────────────────
+// Nothing simpact does escapes solveMultiBodyGroup: each cluster is resolved
+// under a catch of std::exception and of anything else, and so is the batch's
+// point collection. A cluster FAILS when its law returns any status other
+// than kSuccess (a reflection cap, infeasible, LCP failure, Routh's step
+// limit: whatever the law's own fallback would have applied), when it
+// throws, when its input (velocities, ABA metric, rows, restitution,
+// friction) or its outcome is not finite, when a btMultiBodyConstraint
+// above binds it, or without a snapshot (attach()). A failed cluster gets
+// NOTHING from the impact phase — resolve() writes velocities and turns
+// restitution off only after every check passed, with operations that
+// cannot throw — and for this step it is handed to the base solver with
+// Bullet's own restitution. Its report says which cluster (multibodies,
+// rigid bodies, contacts), why (status, message) and which fallback
+// (fallback_to_base, law "base_solver", attempted_law);
+// MultiBodyImpactStats::fallbacks_to_base counts it. An exception from
+// on_impact is caught (MultiBodyImpactStats::callback_exceptions); the
+// impact it reported stands. Bullet's own solvers do not throw (its
+// allocator returns null), so the base solve is not wrapped.
+//
 // ── Deviations and limitations ──────────────────────────────────────────────
-//   * btMultiBodyConstraints (joint limits, motors, multibody point-to-point,
-//     fixed, gear, slider constraints) are NOT in the impact problem: the
-//     impact treats the tree as unconstrained beyond its joints, and the
-//     base solver enforces those constraints afterwards (a loop closed by a
-//     btMultiBodyPoint2Point loses the elastic outcome).
 //   * Kinematic links (btMultiBody::setLinkDynamicType, Bullet 3.24) are not
 //     special-cased; rows whose part on the free coordinates is zero are
 //     dropped (see kZeroRowTolerance).
@@ -167,13 +207,26 @@ class btRigidBody;
 namespace simpact::bullet {
 
 /// One resolved (or deliberately unresolved) impact of MultiBodyImpactSolver.
+/// The pointers (multibodies, rigid_bodies, Contact::a, Contact::b) are
+/// valid only inside the on_impact callback: Bullet may delete or move the
+/// objects afterwards.
 struct MultiBodyImpactReport {
   std::vector<const btMultiBody*> multibodies;  ///< cluster layout order, then…
   std::vector<const btRigidBody*> rigid_bodies; ///< …the rigid bodies
   std::vector<int> offsets;  ///< first coordinate of each node's block (multibodies, then rigid)
   std::vector<ImpactReport::Contact> contacts;
-  /// "propagative", "routh" or "base_solver" (not resolved; message says why).
+  /// "propagative", "routh" or "base_solver" (not resolved: see
+  /// fallback_to_base; message says why).
   const char* law = "propagative";
+  /// The cluster was handed, for this step, to the base solver WITH
+  /// BULLET'S OWN RESTITUTION because its resolution failed or cannot be done
+  /// (header, "Never fail the host"); nothing of the impact phase was
+  /// applied to its bodies. `law` is then "base_solver", `status` the law's
+  /// status when the law ran (else kInfeasible), `message` why.
+  bool fallback_to_base = false;
+  /// The law configured for the cluster ("propagative", "routh"), also
+  /// when it fell back.
+  const char* attempted_law = "propagative";
   double restitution = 1.0;
   std::vector<int> sequence;   ///< propagative: contacts reflected
   Eigen::VectorXd velocity_before;  ///< v*, mid-step, cluster layout
@@ -238,13 +291,29 @@ inline constexpr double kAbaAsymmetryTolerance = 1e-3;
 /// double rounding, and a genuine row is O(1) relative.
 inline constexpr double kZeroRowTolerance = 1e-9;
 
+/// Counters since construction, with the rigid adapter's names and meanings
+/// (ImpactSolverStats).
 struct MultiBodyImpactStats {
   std::int64_t solve_calls = 0;
-  std::int64_t impacts = 0;      ///< clusters resolved
+  /// Impact clusters handed to a law, whether it then succeeded or not (not
+  /// the clusters a check sent to the base solver before the law ran).
+  std::int64_t impacts = 0;
   std::int64_t reflections = 0;
-  std::int64_t fallbacks = 0;    ///< resolved with a non-success status or left due to bad state
-  std::int64_t routh_impacts = 0;
-  std::int64_t unattached = 0;   ///< multibody impacts skipped: no snapshot (attach())
+  /// Impacts whose law returned a status other than success (each is also a
+  /// fallback_to_base).
+  std::int64_t fallbacks = 0;
+  /// Clusters handed to the base solver with Bullet's own restitution
+  /// because their resolution failed or cannot be done (header, "Never fail
+  /// the host"): a non-success status, an exception, non-finite input or
+  /// outcome, an unsupported btMultiBodyConstraint, no snapshot. ≥ fallbacks.
+  std::int64_t fallbacks_to_base = 0;
+  std::int64_t routh_impacts = 0;  ///< clusters resolved with a Routh sample
+  /// Multibody impacts without a pre-force snapshot (attach() not called);
+  /// each is also a fallback_to_base.
+  std::int64_t unattached = 0;
+  /// Exceptions thrown by MultiBodyImpactSolverConfig::on_impact: caught
+  /// (never passed to the host); the impact it reported stands.
+  std::int64_t callback_exceptions = 0;
 };
 
 class MultiBodyImpactSolver : public btMultiBodyConstraintSolver {
