@@ -716,6 +716,27 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     fail("non-finite post-impact velocity", false, Status::kInfeasible);
     return;
   }
+  // Bullet clamps every coordinate of a multibody's velocity vector to
+  // ±getMaxCoordinateVelocity() whenever a solver applies a velocity change
+  // to it (btMultiBody::applyDeltaVeeMultiDof), which would cut this outcome
+  // behind the law's back: a cut in a coupled metric can even ADD energy. An
+  // outcome beyond the clamp is therefore not written (header, "Never fail
+  // the host").
+  for (int q = 0; q < static_cast<int>(order.size()); ++q) {
+    const btMultiBody* mb = s.nodes[order[q]].multibody;
+    if (mb == nullptr) continue;
+    const double cap = double(mb->getMaxCoordinateVelocity());
+    const int f = free_count(*mb);
+    if (f == 0) continue;
+    const double largest = written.segment(rows.offsets[q], f).cwiseAbs().maxCoeff();
+    if (largest > cap) {
+      fail("post-impact coordinate velocity " + std::to_string(largest) +
+               " beyond btMultiBody::getMaxCoordinateVelocity() = " + std::to_string(cap) +
+               " (Bullet would clamp it)",
+           false, Status::kInfeasible);
+      return;
+    }
+  }
   report.velocity_after = after;
   report.energy_after = kinetic_energy(rows.inverse_mass, after);
   const Eigen::VectorXd u_before = rows.normals * rows.velocity + rows.b;

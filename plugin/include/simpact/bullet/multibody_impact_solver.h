@@ -157,7 +157,8 @@
 // than kSuccess (a reflection cap, infeasible, LCP failure, Routh's step
 // limit: whatever the law's own fallback would have applied), when it
 // throws, when its input (velocities, ABA metric, rows, restitution,
-// friction) or its outcome is not finite, when a btMultiBodyConstraint
+// friction) or its outcome is not finite or exceeds Bullet's coordinate
+// velocity clamp ("Deviations"), when a btMultiBodyConstraint
 // above binds it, or without a snapshot (attach()). A failed cluster gets
 // NOTHING from the impact phase — resolve() writes velocities and turns
 // restitution off only after every check passed, with operations that
@@ -174,10 +175,12 @@
 //   * Kinematic links (btMultiBody::setLinkDynamicType, Bullet 3.24) are not
 //     special-cased; rows whose part on the free coordinates is zero are
 //     dropped (see kZeroRowTolerance).
-//   * Written velocities are not clamped; Bullet clamps every coordinate to
-//     m_maxCoordinateVelocity (100 by default) when it applies the solver's
-//     deltas at the end of the step (processDeltaVeeMultiDof2), so a larger
-//     outcome is cut there.
+//   * Bullet clamps every coordinate of a multibody's velocity vector to
+//     ±getMaxCoordinateVelocity() (100 by default) when a solver applies
+//     deltas to it (applyDeltaVeeMultiDof), which would cut an outcome behind
+//     the law's back (and, in a coupled metric, can add energy). A cluster
+//     whose outcome has a coordinate beyond that bound is not written: it
+//     falls back (see "Never fail the host").
 //   * Overlap of resolved points that stay closed is not corrected at
 //     position level in that step (the rigid adapter moves rigid bodies; a
 //     multibody would need a joint-space correction); collision detection
