@@ -1,0 +1,222 @@
+// fuzz_worlds — the long run of the fuzz harness (issue #10): seeded random
+// Bullet worlds (simpact_scenes/random_worlds.h) run with simpact and with
+// the stock base solver on the same world, counting escaped exceptions,
+// non-finite states, energy gains in conservative worlds, worlds over their
+// work budget, and time per step against stock.
+//
+//   fuzz_worlds --worlds N --seed S [--steps K] [--threads T] [--only I]
+//               [--max-bodies B] [--max-joints J] [--step-budget SECONDS]
+//               [--no-stock] [--quiet] [--verbose]
+//
+// Every failing world prints one reproduction line,
+//   FAIL seed=S world=I: <what>  [<world description>]
+//   rerun: fuzz_worlds --seed S --only I --steps K
+// World I depends only on (S, I), never on N or T, so --only re-runs exactly
+// that world. Exit status: 0 when no world failed, 1 otherwise, 2 for bad
+// arguments.
+#include "simpact_scenes/random_worlds.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using simpact::scenes::FuzzOptions;
+using simpact::scenes::FuzzWorldResult;
+using simpact::scenes::RandomWorldKind;
+using simpact::scenes::RandomWorldOptions;
+
+struct Arguments {
+  std::int64_t worlds = 1000;
+  std::uint64_t seed = 1;
+  int threads = 1;
+  std::int64_t only = -1;
+  bool quiet = false;
+  FuzzOptions fuzz;
+  RandomWorldOptions world;
+};
+
+[[noreturn]] void usage(const std::string& problem) {
+  std::cerr << "fuzz_worlds: " << problem << "\n"
+            << "usage: fuzz_worlds --worlds N --seed S [--steps K] [--threads T] [--only I]\n"
+            << "                   [--max-bodies B] [--max-joints J] [--step-budget SECONDS]\n"
+            << "                   [--no-stock] [--quiet] [--verbose]\n";
+  std::exit(2);
+}
+
+long long parse_integer(const char* text, const char* name, long long low) {
+  char* end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || value < low) {
+    usage(std::string(name) + " needs an integer >= " + std::to_string(low) + ", got '" + text + "'");
+  }
+  return value;
+}
+
+Arguments parse(int argc, char** argv) {
+  Arguments args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) usage(flag + " needs a value");
+      return argv[++i];
+    };
+    if (flag == "--worlds") {
+      args.worlds = parse_integer(value(), "--worlds", 1);
+    } else if (flag == "--seed") {
+      args.seed = std::uint64_t(parse_integer(value(), "--seed", 0));
+    } else if (flag == "--steps") {
+      args.fuzz.steps = int(parse_integer(value(), "--steps", 1));
+    } else if (flag == "--threads") {
+      args.threads = int(parse_integer(value(), "--threads", 1));
+    } else if (flag == "--only") {
+      args.only = parse_integer(value(), "--only", 0);
+    } else if (flag == "--max-bodies") {
+      args.world.max_bodies = int(parse_integer(value(), "--max-bodies", 1));
+    } else if (flag == "--max-joints") {
+      args.world.max_joints = int(parse_integer(value(), "--max-joints", 0));
+    } else if (flag == "--step-budget") {
+      const char* text = value();
+      char* end = nullptr;
+      args.fuzz.step_budget_seconds = std::strtod(text, &end);
+      if (end == text || *end != '\0' || !(args.fuzz.step_budget_seconds > 0.0)) {
+        usage(std::string("--step-budget needs a positive number, got '") + text + "'");
+      }
+    } else if (flag == "--no-stock") {
+      args.fuzz.run_stock = false;
+    } else if (flag == "--verbose") {
+      args.fuzz.verbose = true;
+    } else if (flag == "--quiet") {
+      args.quiet = true;
+    } else {
+      usage("unknown argument '" + flag + "'");
+    }
+  }
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Arguments args = parse(argc, argv);
+  std::vector<std::int64_t> indices;
+  if (args.only >= 0) {
+    indices.push_back(args.only);
+  } else {
+    for (std::int64_t i = 0; i < args.worlds; ++i) indices.push_back(i);
+  }
+  std::vector<FuzzWorldResult> results(indices.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex print;
+  const auto start = std::chrono::steady_clock::now();
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t k = next.fetch_add(1);
+      if (k >= indices.size()) return;
+      results[k] = simpact::scenes::run_fuzz_world(args.seed, indices[k], args.fuzz, args.world);
+      const FuzzWorldResult& r = results[k];
+      if (r.failed() || args.only >= 0) {
+        const auto spec = simpact::scenes::random_world_spec(args.seed, indices[k], args.world);
+        std::lock_guard<std::mutex> lock(print);
+        std::cout << (r.failed() ? "FAIL" : "ok") << " seed=" << args.seed << " world=" << indices[k]
+                  << ": " << (r.failed() ? simpact::scenes::failure_summary(r) : "no failure")
+                  << "  [" << simpact::scenes::describe(spec) << "]\n"
+                  << "  rerun: fuzz_worlds --seed " << args.seed << " --only " << indices[k]
+                  << " --steps " << args.fuzz.steps << " --max-bodies " << args.world.max_bodies
+                  << " --max-joints " << args.world.max_joints << "\n"
+                  << std::flush;
+      }
+      if (!args.quiet && (k + 1) % 1000 == 0) {
+        std::lock_guard<std::mutex> lock(print);
+        std::cerr << "  " << (k + 1) << " worlds started\n";
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(1, args.threads); ++t) pool.emplace_back(worker);
+  for (std::thread& thread : pool) thread.join();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // Totals, in world order (independent of the thread count).
+  std::int64_t steps = 0, stock_steps = 0, escapes = 0, stock_escapes = 0, non_finite = 0,
+               non_finite_stock_too = 0, stock_non_finite = 0, conservative = 0, elastic = 0,
+               conservative_gain_worlds = 0, impact_gain_worlds = 0, step_gain_worlds = 0,
+               stock_gain_worlds = 0, gyroscopic_worlds = 0, general_impact_gain_worlds = 0,
+               over_budget = 0, failed = 0, impacts = 0, fallbacks = 0;
+  double seconds = 0.0, stock_seconds = 0.0, slowest = 0.0, worst_gyroscopic = 0.0;
+  std::int64_t slowest_world = -1;
+  for (const FuzzWorldResult& r : results) {
+    steps += r.steps;
+    stock_steps += r.stock_steps;
+    escapes += r.escaped ? 1 : 0;
+    stock_escapes += r.stock_escaped ? 1 : 0;
+    non_finite += r.non_finite ? 1 : 0;
+    non_finite_stock_too += r.non_finite && r.stock_non_finite ? 1 : 0;
+    stock_non_finite += r.stock_non_finite ? 1 : 0;
+    conservative += r.kind == RandomWorldKind::kConservative ? 1 : 0;
+    elastic += r.kind == RandomWorldKind::kElastic ? 1 : 0;
+    impact_gain_worlds += r.impact_gains > 0 ? 1 : 0;
+    step_gain_worlds += r.step_gains > 0 ? 1 : 0;
+    conservative_gain_worlds += (r.impact_gains > 0 || r.step_gains > 0) ? 1 : 0;
+    stock_gain_worlds += r.stock_step_gains > 0 ? 1 : 0;
+    gyroscopic_worlds += r.gyroscopic_gains > 0 ? 1 : 0;
+    worst_gyroscopic = std::max(worst_gyroscopic, r.worst_gyroscopic_gain);
+    general_impact_gain_worlds += r.general_impact_gains > 0 ? 1 : 0;
+    over_budget += r.over_budget ? 1 : 0;
+    failed += r.failed() ? 1 : 0;
+    impacts += r.impacts;
+    fallbacks += r.fallbacks;
+    seconds += r.seconds;
+    stock_seconds += r.stock_seconds;
+    if (r.slowest_step_seconds > slowest) {
+      slowest = r.slowest_step_seconds;
+      slowest_world = r.index;
+    }
+  }
+  const double us_per_step = steps > 0 ? 1e6 * seconds / double(steps) : 0.0;
+  const double stock_us_per_step = stock_steps > 0 ? 1e6 * stock_seconds / double(stock_steps) : 0.0;
+  std::printf("fuzz_worlds: seed %llu, %lld worlds (%lld conservative, %lld elastic), %d steps each, "
+              "%d thread(s), %s precision, %.1f s\n",
+              static_cast<unsigned long long>(args.seed), static_cast<long long>(results.size()),
+              static_cast<long long>(conservative), static_cast<long long>(elastic),
+              args.fuzz.steps, args.threads, sizeof(btScalar) == sizeof(double) ? "double" : "single",
+              wall);
+  std::printf("  steps run:                   %lld simpact, %lld stock\n",
+              static_cast<long long>(steps), static_cast<long long>(stock_steps));
+  std::printf("  escaped exceptions:          %lld (stock %lld)\n", static_cast<long long>(escapes),
+              static_cast<long long>(stock_escapes));
+  std::printf("  non-finite states:           %lld, of which stock also non-finite %lld; ours alone %lld "
+              "(stock non-finite in %lld worlds)\n",
+              static_cast<long long>(non_finite), static_cast<long long>(non_finite_stock_too),
+              static_cast<long long>(non_finite - non_finite_stock_too),
+              static_cast<long long>(stock_non_finite));
+  std::printf("  conservative/elastic worlds gaining energy: %lld (impact phase %lld, whole step "
+              "in conservative worlds %lld); stock whole-step gains in %lld conservative worlds\n",
+              static_cast<long long>(conservative_gain_worlds),
+              static_cast<long long>(impact_gain_worlds), static_cast<long long>(step_gain_worlds),
+              static_cast<long long>(stock_gain_worlds));
+  std::printf("  elastic (anisotropic, gyroscopic term on) worlds gaining beyond the impact phase: "
+              "%lld (worst %.3g relative in one step)\n",
+              static_cast<long long>(gyroscopic_worlds), worst_gyroscopic);
+  std::printf("  general worlds with an impact-phase gain (no kinematic partner): %lld\n",
+              static_cast<long long>(general_impact_gain_worlds));
+  std::printf("  over budget (a step > %.3g s or a world > %.3g s): %lld; slowest step %.3f s (world %lld)\n",
+              args.fuzz.step_budget_seconds, args.fuzz.world_budget_seconds,
+              static_cast<long long>(over_budget), slowest, static_cast<long long>(slowest_world));
+  std::printf("  impacts resolved: %lld, fallbacks (status not success): %lld\n",
+              static_cast<long long>(impacts), static_cast<long long>(fallbacks));
+  std::printf("  time per step: simpact %.1f us, stock %.1f us (x%.2f)\n", us_per_step,
+              stock_us_per_step, stock_us_per_step > 0 ? us_per_step / stock_us_per_step : 0.0);
+  std::printf("  failed worlds: %lld\n", static_cast<long long>(failed));
+  return failed == 0 ? 0 : 1;
+}

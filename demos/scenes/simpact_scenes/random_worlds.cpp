@@ -1,0 +1,924 @@
+#include "simpact_scenes/random_worlds.h"
+
+#include <LinearMath/btTransformUtil.h>
+#include <btBulletDynamicsCommon.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+namespace simpact::scenes {
+namespace {
+
+// SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number
+// generators", OOPSLA 2014): fully specified, so a seed draws the same
+// numbers with every compiler and standard library.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [0, 1), 53 random bits.
+  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
+  double uniform(double low, double high) { return low + (high - low) * uniform(); }
+  /// Uniform in {0, …, n − 1}, n ≥ 1 (modulo bias < n / 2⁶⁴: irrelevant here).
+  int integer(int n) { return int(next() % std::uint64_t(n)); }
+  bool chance(double p) { return uniform() < p; }
+  /// 10^U(low, high).
+  double log_uniform(double low, double high) { return std::pow(10.0, uniform(low, high)); }
+  Eigen::Vector3d unit_vector() {
+    for (;;) {  // rejection from the cube: uniform on the sphere
+      const Eigen::Vector3d v(uniform(-1, 1), uniform(-1, 1), uniform(-1, 1));
+      const double n = v.norm();
+      if (n > 0.1 && n <= 1.0) return v / n;
+    }
+  }
+  Eigen::Quaterniond rotation() {
+    for (;;) {  // rejection from the 4-cube: uniform on SO(3)
+      Eigen::Quaterniond q(uniform(-1, 1), uniform(-1, 1), uniform(-1, 1), uniform(-1, 1));
+      const double n = q.norm();
+      if (n > 0.1 && n <= 1.0) {
+        q.coeffs() /= n;
+        return q;
+      }
+    }
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
+  Rng rng(a ^ (b * 0xD1B54A32D192ED03ull + 0x8CB92BA72F3D8DD7ull));
+  rng.next();
+  return rng.next();
+}
+
+// The grid of body cells: bounding radii ≤ kMaxRadius fit in cells of
+// kCell without touching; the lowest cell's bottom is above the mesh bumps.
+constexpr double kMaxRadius = 0.5;
+constexpr double kCell = 1.1;
+constexpr int kCellsX = 4, kCellsY = 3, kCellsZ = 4;
+constexpr double kLowestCellY = 0.7;
+constexpr double kMeshBump = 0.1;     // mesh heights in [−bump, bump]
+constexpr double kMeshHalfSize = 4.0;
+constexpr int kMeshCells = 8;
+constexpr double kMaxSpeed = 20.0;    // [m/s] (issue #10)
+constexpr double kMaxSpin = 10.0;     // [rad/s]
+
+Eigen::Vector3d cell_center(int cell) {
+  const int i = cell % kCellsX;
+  const int j = (cell / kCellsX) % kCellsY;
+  const int k = cell / (kCellsX * kCellsY);
+  return {(i - 1.5) * kCell, kLowestCellY + j * kCell, (k - 1.5) * kCell};
+}
+
+bool energy_kind(RandomWorldKind kind) { return kind != RandomWorldKind::kGeneral; }
+
+RandomBodySpec draw_body(Rng& rng, RandomWorldKind kind, const Eigen::Vector3d& center) {
+  RandomBodySpec body;
+  const double radius = 0.05 * rng.log_uniform(0.0, 1.0);  // 0.05 … 0.5 m
+  body.shape = RandomShape(rng.integer(7));
+  switch (body.shape) {
+    case RandomShape::kSphere:
+      body.half_size = Eigen::Vector3d::Constant(radius);
+      break;
+    case RandomShape::kBox: {
+      const Eigen::Vector3d a(rng.uniform(0.3, 1), rng.uniform(0.3, 1), rng.uniform(0.3, 1));
+      body.half_size = a / a.norm() * radius;
+      break;
+    }
+    case RandomShape::kCapsule: {
+      const double r = radius * rng.uniform(0.3, 0.7);
+      body.half_size = Eigen::Vector3d(r, radius - r, r);
+      break;
+    }
+    case RandomShape::kCylinder:
+    case RandomShape::kCone: {
+      const double r = radius * rng.uniform(0.3, 0.9);
+      const double half_height = std::sqrt(radius * radius - r * r) * rng.uniform(0.3, 1.0);
+      body.half_size = Eigen::Vector3d(r, half_height, r);
+      break;
+    }
+    case RandomShape::kConvexHull: {
+      const Eigen::Vector3d axes(rng.uniform(0.3, 1), rng.uniform(0.3, 1), rng.uniform(0.3, 1));
+      const int points = 8 + rng.integer(9);
+      for (int p = 0; p < points; ++p) {
+        body.hull_points.push_back(rng.unit_vector().cwiseProduct(axes) * radius);
+      }
+      body.half_size = Eigen::Vector3d::Constant(radius);
+      break;
+    }
+    case RandomShape::kCompound:
+      // Three children of radius/2 along a random axis (see build).
+      body.half_size = Eigen::Vector3d::Constant(radius);
+      body.hull_points.push_back(rng.unit_vector() * (radius * 0.5));
+      break;
+  }
+  BodyOptions& o = body.options;
+  o.mass = rng.log_uniform(-2.0, 3.0);
+  o.position = center + rng.unit_vector() * rng.uniform(0.0, 0.5 * (kCell - 2 * kMaxRadius));
+  o.orientation = rng.rotation();
+  const bool general = !energy_kind(kind);
+  if (general && rng.chance(0.08)) {
+    o.mass = 0.0;
+    o.kinematic = true;
+    o.velocity = rng.unit_vector() * rng.uniform(0.0, 5.0);
+    o.angular_velocity = rng.unit_vector() * rng.uniform(0.0, 2.0);
+  } else {
+    if (rng.chance(general ? 0.5 : 0.8)) {
+      const double u = rng.uniform();
+      o.velocity = rng.unit_vector() * (kMaxSpeed * u * u);
+    }
+    if (rng.chance(0.5)) o.angular_velocity = rng.unit_vector() * rng.uniform(0.0, kMaxSpin);
+  }
+  if (general) {
+    const double pick = rng.uniform();
+    o.restitution = pick < 0.3 ? 1.0 : pick < 0.6 ? 0.0 : rng.uniform();
+    o.friction = rng.chance(0.2) ? 0.0 : rng.uniform(0.0, 1.2);
+  } else {
+    o.restitution = 1.0;
+    o.friction = 0.0;
+  }
+  if (rng.chance(0.15)) {
+    for (int axis = 0; axis < 3; ++axis) {
+      const int pick = rng.integer(general ? 3 : 2);
+      o.linear_factor[axis] = pick == 0 ? 0.0 : pick == 1 ? 1.0 : 0.5;
+    }
+  }
+  if (rng.chance(0.15)) {
+    if (general) {
+      for (int axis = 0; axis < 3; ++axis) {
+        const int pick = rng.integer(3);
+        o.angular_factor[axis] = pick == 0 ? 0.0 : pick == 1 ? 1.0 : 0.5;
+      }
+    } else {
+      o.angular_factor = Eigen::Vector3d::Zero();  // energy worlds: all or nothing
+    }
+  }
+  if (!general) {
+    // Bullet applies the factors to velocity changes only: a velocity along
+    // a locked axis would go on whatever hits the body, an infinitely massive
+    // motion like a kinematic body's, which may legitimately give energy.
+    o.velocity = o.velocity.cwiseProduct(o.linear_factor);
+    o.angular_velocity = o.angular_velocity.cwiseProduct(o.angular_factor);
+  }
+  o.never_sleep = rng.chance(0.5);
+  if (!o.kinematic && rng.chance(0.1)) {
+    body.asleep = true;
+    o.never_sleep = false;
+    o.velocity.setZero();
+    o.angular_velocity.setZero();
+  }
+  body.isotropic = kind == RandomWorldKind::kConservative;
+  return body;
+}
+
+// A row of equal touching spheres placed by a loop, the first moving in.
+void draw_touching_row(Rng& rng, RandomWorldKind kind, RandomWorldSpec& spec) {
+  const int count = 2 + rng.integer(5);
+  const double radius = rng.uniform(0.05, 0.3);
+  const double x0 = -2.0;
+  const double y = kLowestCellY + kCellsY * kCell + 0.6;
+  const bool general = !energy_kind(kind);
+  const double restitution = general ? (rng.chance(0.5) ? 1.0 : rng.uniform()) : 1.0;
+  const double friction = general && rng.chance(0.5) ? rng.uniform(0.0, 1.0) : 0.0;
+  const double speed = rng.uniform(0.5, 10.0);
+  for (int i = 0; i < count; ++i) {
+    RandomBodySpec body;
+    body.shape = RandomShape::kSphere;
+    body.half_size = Eigen::Vector3d::Constant(radius);
+    body.options.mass = rng.log_uniform(-1.0, 1.0);
+    body.options.position = Eigen::Vector3d(x0 + double(i) * (2.0 * radius), y, 0.0);
+    if (i == 0) body.options.velocity = Eigen::Vector3d(speed, 0.0, 0.0);
+    body.options.restitution = restitution;
+    body.options.friction = friction;
+    body.options.never_sleep = true;
+    body.touching_row = true;
+    body.isotropic = kind == RandomWorldKind::kConservative;
+    spec.bodies.push_back(std::move(body));
+  }
+}
+
+RandomJointSpec draw_joint(Rng& rng, const RandomWorldSpec& spec,
+                           const std::vector<int>& dynamic) {
+  RandomJointSpec joint;
+  joint.kind = RandomJoint(rng.integer(kRandomJointKinds));
+  joint.a = dynamic[std::size_t(rng.integer(int(dynamic.size())))];
+  joint.b = -1;
+  if (spec.bodies.size() > 1 && !rng.chance(0.3)) {
+    do {
+      joint.b = rng.integer(int(spec.bodies.size()));
+    } while (joint.b == joint.a);
+  }
+  const Eigen::Vector3d& pa = spec.bodies[std::size_t(joint.a)].options.position;
+  if (joint.b < 0) {
+    joint.pivot = pa + rng.unit_vector() * rng.uniform(0.0, 0.75);
+  } else {
+    joint.pivot = 0.5 * (pa + spec.bodies[std::size_t(joint.b)].options.position);
+  }
+  joint.frame = rng.rotation();
+  switch (joint.kind) {
+    case RandomJoint::kHingeAtLimit:
+      joint.p1 = -rng.uniform(0.1, 1.5);  // lower limit; the upper is 0, the current angle
+      break;
+    case RandomJoint::kHingeMotor:
+      joint.p1 = rng.uniform(-10.0, 10.0);     // target velocity [rad/s]
+      joint.p2 = rng.log_uniform(-2.0, 1.0);   // max motor impulse [N·s]
+      break;
+    case RandomJoint::kSlider:
+      joint.p1 = rng.uniform(0.0, 0.5);  // linear half range [m]
+      joint.p2 = rng.uniform(0.0, 1.0);  // angular half range [rad]
+      break;
+    case RandomJoint::kConeTwist:
+      joint.p1 = rng.uniform(0.1, 1.5);
+      joint.p2 = rng.uniform(0.1, 1.5);
+      joint.p3 = rng.uniform(0.1, 3.0);
+      break;
+    case RandomJoint::kGeneric6Dof:
+      joint.p1 = rng.chance(0.3) ? 0.0 : rng.uniform(0.0, 0.3);
+      joint.p2 = rng.chance(0.3) ? 0.0 : rng.uniform(0.0, 1.0);
+      break;
+    case RandomJoint::kSpring6Dof:
+      joint.spring_axes = 1 + rng.integer(63);
+      joint.p1 = rng.log_uniform(1.0, 4.0);  // stiffness
+      joint.p2 = rng.uniform(0.0, 1.0);      // damping
+      break;
+    case RandomJoint::kGear:
+      joint.p1 = rng.uniform(0.5, 2.0);  // ratio
+      break;
+    default:
+      break;
+  }
+  joint.enabled = !rng.chance(0.1);
+  if (rng.chance(0.15)) joint.breaking_impulse = rng.log_uniform(-1.0, 2.0);
+  joint.disable_collisions = rng.chance(0.5);
+  return joint;
+}
+
+SolverKind base_kind(int pick) {
+  switch (pick) {
+    case 0: return SolverKind::kStockSi;
+    case 1: return SolverKind::kStockNncg;
+    case 2: return SolverKind::kStockMlcpDantzig;
+    default: return SolverKind::kStockMlcpLemke;
+  }
+}
+
+btTransform transform_of(const Eigen::Quaterniond& q, const Eigen::Vector3d& p) {
+  return btTransform(to_bullet(q), to_bullet(p));
+}
+
+bool finite_vector(const btVector3& v) {
+  return std::isfinite(double(v.x())) && std::isfinite(double(v.y())) &&
+         std::isfinite(double(v.z()));
+}
+
+}  // namespace
+
+const char* to_string(RandomWorldKind kind) {
+  switch (kind) {
+    case RandomWorldKind::kGeneral: return "general";
+    case RandomWorldKind::kConservative: return "conservative";
+    case RandomWorldKind::kElastic: return "elastic";
+  }
+  return "unknown";
+}
+
+const char* to_string(RandomShape shape) {
+  switch (shape) {
+    case RandomShape::kSphere: return "sphere";
+    case RandomShape::kBox: return "box";
+    case RandomShape::kCapsule: return "capsule";
+    case RandomShape::kCylinder: return "cylinder";
+    case RandomShape::kCone: return "cone";
+    case RandomShape::kConvexHull: return "hull";
+    case RandomShape::kCompound: return "compound";
+  }
+  return "unknown";
+}
+
+const char* to_string(RandomGround ground) {
+  switch (ground) {
+    case RandomGround::kNone: return "none";
+    case RandomGround::kPlane: return "plane";
+    case RandomGround::kMesh: return "mesh";
+  }
+  return "unknown";
+}
+
+const char* to_string(RandomJoint joint) {
+  switch (joint) {
+    case RandomJoint::kPoint2Point: return "p2p";
+    case RandomJoint::kHingeFree: return "hinge";
+    case RandomJoint::kHingeAtLimit: return "hinge@limit";
+    case RandomJoint::kHingeMotor: return "hinge+motor";
+    case RandomJoint::kSlider: return "slider";
+    case RandomJoint::kSliderRod: return "slider-rod";
+    case RandomJoint::kConeTwist: return "cone-twist";
+    case RandomJoint::kGeneric6Dof: return "6dof";
+    case RandomJoint::kSpring6Dof: return "6dof-spring2";
+    case RandomJoint::kFixed: return "fixed";
+    case RandomJoint::kGear: return "gear";
+    case RandomJoint::kHinge2: return "hinge2";
+    case RandomJoint::kUniversal: return "universal";
+  }
+  return "unknown";
+}
+
+RandomWorldSpec random_world_spec(std::uint64_t seed, std::int64_t index,
+                                  const RandomWorldOptions& options) {
+  if (options.max_bodies < 1) throw std::invalid_argument("RandomWorldOptions::max_bodies must be >= 1");
+  if (options.max_joints < 0) throw std::invalid_argument("RandomWorldOptions::max_joints must be >= 0");
+  if (!(options.conservative_fraction >= 0.0 && options.elastic_fraction >= 0.0 &&
+        options.conservative_fraction + options.elastic_fraction <= 1.0)) {
+    throw std::invalid_argument(
+        "RandomWorldOptions: conservative_fraction and elastic_fraction must be >= 0 with a sum <= 1");
+  }
+  RandomWorldSpec spec;
+  spec.seed = seed;
+  spec.index = index;
+  Rng rng(mix(seed, std::uint64_t(index)));
+  const double kind_pick = rng.uniform();
+  spec.kind = kind_pick < options.conservative_fraction ? RandomWorldKind::kConservative
+              : kind_pick < options.conservative_fraction + options.elastic_fraction
+                  ? RandomWorldKind::kElastic
+                  : RandomWorldKind::kGeneral;
+  const bool general = spec.kind == RandomWorldKind::kGeneral;
+  spec.law = bullet::ImpactLaw(rng.integer(3));
+  spec.base = base_kind(rng.integer(4));
+  constexpr std::array<double, 3> kSteps = {1.0 / 60.0, 1.0 / 120.0, 1.0 / 240.0};
+  spec.dt = kSteps[std::size_t(rng.integer(3))];
+  if (general) {
+    spec.gravity = rng.chance(0.85) ? Eigen::Vector3d(0.0, -kStandardGravity, 0.0)
+                   : rng.chance(0.5) ? Eigen::Vector3d::Zero()
+                                     : Eigen::Vector3d(rng.unit_vector() * kStandardGravity);
+  }
+  const double ground_pick = rng.uniform();
+  spec.ground = ground_pick < 0.25 ? RandomGround::kNone
+                : ground_pick < 0.6 ? RandomGround::kPlane
+                                    : RandomGround::kMesh;
+  spec.ground_restitution = general ? (rng.chance(0.5) ? 1.0 : rng.uniform()) : 1.0;
+  spec.ground_friction = general ? rng.uniform(0.0, 1.2) : 0.0;
+  if (spec.ground == RandomGround::kMesh) {
+    spec.ground_cells = kMeshCells;
+    const double cell = 2.0 * kMeshHalfSize / kMeshCells;
+    for (int i = 0; i <= kMeshCells; ++i) {
+      for (int k = 0; k <= kMeshCells; ++k) {
+        spec.ground_heights.emplace_back(-kMeshHalfSize + i * cell,
+                                         rng.uniform(-kMeshBump, kMeshBump),
+                                         -kMeshHalfSize + k * cell);
+      }
+    }
+  }
+  // Bodies in distinct cells of a shuffled grid.
+  std::array<int, kCellsX * kCellsY * kCellsZ> cells{};
+  for (std::size_t c = 0; c < cells.size(); ++c) cells[c] = int(c);
+  for (std::size_t c = cells.size() - 1; c > 0; --c) {
+    std::swap(cells[c], cells[std::size_t(rng.integer(int(c + 1)))]);
+  }
+  const int count = 1 + rng.integer(std::min(options.max_bodies, int(cells.size())));
+  for (int i = 0; i < count; ++i) {
+    spec.bodies.push_back(draw_body(rng, spec.kind, cell_center(cells[std::size_t(i)])));
+  }
+  if (rng.chance(0.3)) draw_touching_row(rng, spec.kind, spec);
+  if (general) {
+    std::vector<int> dynamic;
+    for (std::size_t i = 0; i < spec.bodies.size(); ++i) {
+      if (!spec.bodies[i].options.kinematic) dynamic.push_back(int(i));
+    }
+    const int joints = dynamic.empty() ? 0 : rng.integer(options.max_joints + 1);
+    for (int j = 0; j < joints; ++j) spec.joints.push_back(draw_joint(rng, spec, dynamic));
+  }
+  return spec;
+}
+
+std::string describe(const RandomWorldSpec& spec) {
+  std::ostringstream out;
+  out << to_string(spec.kind) << ", law " << bullet::to_string(spec.law) << ", base "
+      << to_string(spec.base) << ", dt 1/" << std::lround(1.0 / spec.dt) << ", ground "
+      << to_string(spec.ground) << ", g " << (spec.gravity.norm() > 0 ? "on" : "off") << "; "
+      << spec.bodies.size() << " bodies:";
+  std::array<int, 7> shapes{};
+  int kinematic = 0, asleep = 0, factors = 0, row = 0;
+  for (const RandomBodySpec& body : spec.bodies) {
+    ++shapes[std::size_t(body.shape)];
+    kinematic += body.options.kinematic ? 1 : 0;
+    asleep += body.asleep ? 1 : 0;
+    factors += (body.options.linear_factor != Eigen::Vector3d::Ones() ||
+                body.options.angular_factor != Eigen::Vector3d::Ones())
+                   ? 1
+                   : 0;
+    row += body.touching_row ? 1 : 0;
+  }
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    if (shapes[s] > 0) out << ' ' << shapes[s] << ' ' << to_string(RandomShape(s));
+  }
+  if (kinematic > 0) out << ", " << kinematic << " kinematic";
+  if (asleep > 0) out << ", " << asleep << " asleep";
+  if (factors > 0) out << ", " << factors << " with factors";
+  if (row > 0) out << ", touching row of " << row;
+  out << "; " << spec.joints.size() << " joints";
+  if (!spec.joints.empty()) {
+    out << ':';
+    for (const RandomJointSpec& joint : spec.joints) {
+      out << ' ' << to_string(joint.kind) << (joint.b < 0 ? "(world)" : "")
+          << (joint.enabled ? "" : "(disabled)") << (joint.breaking_impulse > 0 ? "(breakable)" : "");
+    }
+  }
+  return out.str();
+}
+
+// ── RandomWorld ─────────────────────────────────────────────────────────────
+
+RandomWorld::RandomWorld(const RandomWorldSpec& spec, bool simpact,
+                         std::function<void(const bullet::ImpactReport&)> on_impact)
+    : spec_(spec) {
+  WorldOptions options;
+  options.solver = simpact ? SolverKind::kSimpact : spec.base;
+  options.base = spec.base;
+  options.simpact.law = spec.law;
+  options.simpact.seed = mix(spec.seed, std::uint64_t(spec.index));
+  options.simpact.on_impact = std::move(on_impact);
+  options.gravity = spec.gravity;
+  world_ = std::make_unique<BulletWorld>(options);
+
+  BodyOptions ground;
+  ground.mass = 0.0;
+  ground.restitution = spec.ground_restitution;
+  ground.friction = spec.ground_friction;
+  if (spec.ground == RandomGround::kPlane) {
+    world_->add_plane(Eigen::Vector3d::UnitY(), 0.0, ground);
+  } else if (spec.ground == RandomGround::kMesh) {
+    auto mesh = std::make_unique<btTriangleMesh>();
+    const int n = spec.ground_cells + 1;
+    auto vertex = [&](int i, int k) { return to_bullet(spec.ground_heights[std::size_t(i * n + k)]); };
+    for (int i = 0; i + 1 < n; ++i) {
+      for (int k = 0; k + 1 < n; ++k) {
+        mesh->addTriangle(vertex(i, k), vertex(i + 1, k), vertex(i + 1, k + 1));
+        mesh->addTriangle(vertex(i, k), vertex(i + 1, k + 1), vertex(i, k + 1));
+      }
+    }
+    shapes_.push_back(std::make_unique<btBvhTriangleMeshShape>(mesh.get(), true));
+    meshes_.push_back(std::move(mesh));
+    add_body(shapes_.back().get(), ground, false);
+  }
+
+  for (const RandomBodySpec& body : spec.bodies) {
+    const Eigen::Vector3d& h = body.half_size;
+    std::unique_ptr<btCollisionShape> shape;
+    switch (body.shape) {
+      case RandomShape::kSphere:
+        shape = std::make_unique<btSphereShape>(btScalar(h.x()));
+        break;
+      case RandomShape::kBox:
+        shape = std::make_unique<btBoxShape>(to_bullet(h));
+        break;
+      case RandomShape::kCapsule:
+        shape = std::make_unique<btCapsuleShape>(btScalar(h.x()), btScalar(2.0 * h.y()));
+        break;
+      case RandomShape::kCylinder:
+        shape = std::make_unique<btCylinderShape>(to_bullet(h));
+        break;
+      case RandomShape::kCone:
+        shape = std::make_unique<btConeShape>(btScalar(h.x()), btScalar(2.0 * h.y()));
+        break;
+      case RandomShape::kConvexHull: {
+        auto hull = std::make_unique<btConvexHullShape>();
+        for (const Eigen::Vector3d& p : body.hull_points) hull->addPoint(to_bullet(p), false);
+        hull->recalcLocalAabb();
+        shape = std::move(hull);
+        break;
+      }
+      case RandomShape::kCompound: {
+        // A box at the centre, a sphere and a capsule at ±offset.
+        const double r = h.x() * 0.5;
+        const Eigen::Vector3d offset = body.hull_points.front();
+        auto compound = std::make_unique<btCompoundShape>();
+        shapes_.push_back(std::make_unique<btBoxShape>(btVector3(btScalar(r * 0.6), btScalar(r * 0.6), btScalar(r * 0.6))));
+        compound->addChildShape(btTransform::getIdentity(), shapes_.back().get());
+        shapes_.push_back(std::make_unique<btSphereShape>(btScalar(r)));
+        compound->addChildShape(btTransform(btQuaternion::getIdentity(), to_bullet(offset)),
+                                shapes_.back().get());
+        shapes_.push_back(std::make_unique<btCapsuleShape>(btScalar(r * 0.5), btScalar(r)));
+        compound->addChildShape(btTransform(btQuaternion::getIdentity(), to_bullet(-offset)),
+                                shapes_.back().get());
+        shape = std::move(compound);
+        break;
+      }
+    }
+    shapes_.push_back(std::move(shape));
+    btRigidBody* rigid = add_body(shapes_.back().get(), body.options, body.isotropic);
+    all_bodies_.push_back(rigid);
+    if (!body.options.kinematic) bodies_.push_back(rigid);
+    if (body.asleep) rigid->setActivationState(ISLAND_SLEEPING);
+  }
+
+  for (const RandomJointSpec& joint : spec.joints) {
+    btRigidBody& a = *all_bodies_[std::size_t(joint.a)];
+    const bool world_joint = joint.b < 0;
+    btRigidBody& b = world_joint ? btTypedConstraint::getFixedBody() : *all_bodies_[std::size_t(joint.b)];
+    const btTransform pivot = transform_of(joint.frame, joint.pivot);
+    const btTransform in_a = a.getCenterOfMassTransform().inverse() * pivot;
+    const btTransform in_b = b.getCenterOfMassTransform().inverse() * pivot;
+    const btVector3 axis_z = pivot.getBasis().getColumn(2);
+    const btVector3 axis_y = pivot.getBasis().getColumn(1);
+    const btVector3 axis_x = pivot.getBasis().getColumn(0);
+    std::unique_ptr<btTypedConstraint> constraint;
+    switch (joint.kind) {
+      case RandomJoint::kPoint2Point:
+        if (world_joint) {
+          constraint = std::make_unique<btPoint2PointConstraint>(a, in_a.getOrigin());
+        } else {
+          constraint = std::make_unique<btPoint2PointConstraint>(a, b, in_a.getOrigin(), in_b.getOrigin());
+        }
+        break;
+      case RandomJoint::kHingeFree:
+      case RandomJoint::kHingeAtLimit:
+      case RandomJoint::kHingeMotor: {
+        std::unique_ptr<btHingeConstraint> hinge;
+        if (world_joint) {
+          hinge = std::make_unique<btHingeConstraint>(a, in_a.getOrigin(), in_a.getBasis().getColumn(2));
+        } else {
+          hinge = std::make_unique<btHingeConstraint>(a, b, in_a, in_b);
+        }
+        if (joint.kind == RandomJoint::kHingeAtLimit) hinge->setLimit(btScalar(joint.p1), btScalar(0));
+        if (joint.kind == RandomJoint::kHingeMotor) {
+          hinge->enableAngularMotor(true, btScalar(joint.p1), btScalar(joint.p2));
+        }
+        constraint = std::move(hinge);
+        break;
+      }
+      case RandomJoint::kSlider:
+      case RandomJoint::kSliderRod: {
+        std::unique_ptr<btSliderConstraint> slider;
+        if (world_joint) {
+          slider = std::make_unique<btSliderConstraint>(a, in_a, true);
+        } else {
+          slider = std::make_unique<btSliderConstraint>(a, b, in_a, in_b, true);
+        }
+        const double lin = joint.kind == RandomJoint::kSlider ? joint.p1 : 0.0;
+        const double ang = joint.kind == RandomJoint::kSlider ? joint.p2 : 0.0;
+        slider->setLowerLinLimit(btScalar(-lin));
+        slider->setUpperLinLimit(btScalar(lin));
+        slider->setLowerAngLimit(btScalar(-ang));
+        slider->setUpperAngLimit(btScalar(ang));
+        constraint = std::move(slider);
+        break;
+      }
+      case RandomJoint::kConeTwist: {
+        // Bullet's one-body cone-twist takes the body frame as the world
+        // frame too; the two-body form with the fixed body is exact.
+        auto cone = std::make_unique<btConeTwistConstraint>(a, b, in_a, in_b);
+        cone->setLimit(btScalar(joint.p1), btScalar(joint.p2), btScalar(joint.p3));
+        constraint = std::move(cone);
+        break;
+      }
+      case RandomJoint::kGeneric6Dof: {
+        std::unique_ptr<btGeneric6DofConstraint> six;
+        if (world_joint) {
+          six = std::make_unique<btGeneric6DofConstraint>(a, in_a, true);
+        } else {
+          six = std::make_unique<btGeneric6DofConstraint>(a, b, in_a, in_b, true);
+        }
+        const btScalar lin(joint.p1), ang(joint.p2);
+        six->setLinearLowerLimit(btVector3(-lin, -lin, -lin));
+        six->setLinearUpperLimit(btVector3(lin, lin, lin));
+        six->setAngularLowerLimit(btVector3(-ang, -ang, -ang));
+        six->setAngularUpperLimit(btVector3(ang, ang, ang));
+        constraint = std::move(six);
+        break;
+      }
+      case RandomJoint::kSpring6Dof: {
+        std::unique_ptr<btGeneric6DofSpring2Constraint> spring;
+        if (world_joint) {
+          spring = std::make_unique<btGeneric6DofSpring2Constraint>(a, in_a);
+        } else {
+          spring = std::make_unique<btGeneric6DofSpring2Constraint>(a, b, in_a, in_b);
+        }
+        btVector3 lin_low(0, 0, 0), lin_high(0, 0, 0), ang_low(0, 0, 0), ang_high(0, 0, 0);
+        for (int axis = 0; axis < 6; ++axis) {
+          if ((joint.spring_axes & (1 << axis)) == 0) continue;
+          if (axis < 3) {
+            lin_low[axis] = btScalar(-0.5);
+            lin_high[axis] = btScalar(0.5);
+          } else {
+            ang_low[axis - 3] = btScalar(-1.0);
+            ang_high[axis - 3] = btScalar(1.0);
+          }
+        }
+        spring->setLinearLowerLimit(lin_low);
+        spring->setLinearUpperLimit(lin_high);
+        spring->setAngularLowerLimit(ang_low);
+        spring->setAngularUpperLimit(ang_high);
+        for (int axis = 0; axis < 6; ++axis) {
+          if ((joint.spring_axes & (1 << axis)) == 0) continue;
+          spring->enableSpring(axis, true);
+          spring->setStiffness(axis, btScalar(joint.p1));
+          spring->setDamping(axis, btScalar(joint.p2));
+        }
+        spring->setEquilibriumPoint();
+        constraint = std::move(spring);
+        break;
+      }
+      case RandomJoint::kFixed:
+        constraint = std::make_unique<btFixedConstraint>(a, b, in_a, in_b);
+        break;
+      case RandomJoint::kGear:
+        constraint = std::make_unique<btGearConstraint>(a, b, in_a.getBasis().getColumn(2),
+                                                        in_b.getBasis().getColumn(2),
+                                                        btScalar(joint.p1));
+        break;
+      case RandomJoint::kHinge2: {
+        btVector3 anchor = pivot.getOrigin(), axis1 = axis_z, axis2 = axis_x;
+        constraint = std::make_unique<btHinge2Constraint>(a, b, anchor, axis1, axis2);
+        break;
+      }
+      case RandomJoint::kUniversal:
+        constraint = std::make_unique<btUniversalConstraint>(a, b, pivot.getOrigin(), axis_z, axis_y);
+        break;
+    }
+    constraint->setEnabled(joint.enabled);
+    if (joint.breaking_impulse > 0.0) {
+      constraint->setBreakingImpulseThreshold(btScalar(joint.breaking_impulse));
+    }
+    world_->dynamics_world().addConstraint(constraint.get(), joint.disable_collisions);
+    constraints_.push_back(std::move(constraint));
+  }
+}
+
+RandomWorld::~RandomWorld() {
+  btDiscreteDynamicsWorld& world = world_->dynamics_world();
+  for (const auto& constraint : constraints_) world.removeConstraint(constraint.get());
+  for (const auto& body : owned_bodies_) world.removeRigidBody(body.get());
+  world_.reset();
+}
+
+btRigidBody* RandomWorld::add_body(btCollisionShape* shape, const BodyOptions& options,
+                                   bool isotropic) {
+  const btScalar mass(options.mass);
+  btVector3 inertia(0, 0, 0);
+  if (mass > 0) {
+    shape->calculateLocalInertia(mass, inertia);
+    if (isotropic) {
+      const btScalar mean = (inertia.x() + inertia.y() + inertia.z()) / btScalar(3);
+      inertia = btVector3(mean, mean, mean);
+    }
+  }
+  motion_states_.push_back(std::make_unique<btDefaultMotionState>(
+      transform_of(options.orientation, options.position)));
+  btRigidBody::btRigidBodyConstructionInfo info(mass, motion_states_.back().get(), shape, inertia);
+  info.m_restitution = btScalar(options.restitution);
+  info.m_friction = btScalar(options.friction);
+  auto body = std::make_unique<btRigidBody>(info);
+  body->setLinearFactor(to_bullet(options.linear_factor));
+  body->setAngularFactor(to_bullet(options.angular_factor));
+  if (options.kinematic) {
+    body->setCollisionFlags(body->getCollisionFlags() | btCollisionObject::CF_KINEMATIC_OBJECT);
+    body->setActivationState(DISABLE_DEACTIVATION);
+    kinematics_.push_back({body.get(), options.velocity, options.angular_velocity});
+  } else if (options.never_sleep) {
+    body->setActivationState(DISABLE_DEACTIVATION);
+  }
+  if (mass > 0 || options.kinematic) {
+    body->setLinearVelocity(to_bullet(options.velocity));
+    body->setAngularVelocity(to_bullet(options.angular_velocity));
+  }
+  world_->dynamics_world().addRigidBody(body.get());
+  owned_bodies_.push_back(std::move(body));
+  return owned_bodies_.back().get();
+}
+
+void RandomWorld::step() {
+  const btScalar h(spec_.dt);
+  for (const Kinematic& kinematic : kinematics_) {
+    btMotionState* motion_state = kinematic.body->getMotionState();
+    btTransform now;
+    motion_state->getWorldTransform(now);
+    btTransform next;
+    btTransformUtil::integrateTransform(now, to_bullet(kinematic.velocity),
+                                        to_bullet(kinematic.angular_velocity), h, next);
+    motion_state->setWorldTransform(next);
+  }
+  world_->dynamics_world().stepSimulation(h, 1, h);
+}
+
+double RandomWorld::kinetic_energy() const {
+  double energy = 0.0;
+  for (const btRigidBody* body : bodies_) energy += scenes::kinetic_energy(*body);
+  return energy;
+}
+
+bool RandomWorld::finite() const {
+  for (const btRigidBody* body : all_bodies_) {
+    const btTransform& t = body->getWorldTransform();
+    if (!finite_vector(t.getOrigin()) || !finite_vector(t.getBasis().getRow(0)) ||
+        !finite_vector(t.getBasis().getRow(1)) || !finite_vector(t.getBasis().getRow(2)) ||
+        !finite_vector(body->getLinearVelocity()) || !finite_vector(body->getAngularVelocity())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// ── The harness ─────────────────────────────────────────────────────────────
+
+double energy_gain_tolerance() {
+  return sizeof(btScalar) == sizeof(double) ? kEnergyGainTolerance : kEnergyGainToleranceSingle;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Relative gain of `after` over `before` (0 when not above the tolerance).
+double relative_gain(double before, double after, double tolerance) {
+  if (!(after > before * (1.0 + tolerance))) return 0.0;
+  return before > 0.0 ? (after - before) / before : INFINITY;
+}
+
+}  // namespace
+
+FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const FuzzOptions& options,
+                               const RandomWorldOptions& world_options) {
+  FuzzWorldResult result;
+  result.index = index;
+  const RandomWorldSpec spec = random_world_spec(seed, index, world_options);
+  result.kind = spec.kind;
+  const double tolerance = energy_gain_tolerance();
+  const bool energy_world = spec.kind != RandomWorldKind::kGeneral;
+
+  // Ours. The impact phase's gain of the current step, summed over clusters.
+  double step_impact_gain = 0.0;
+  int step = 0;
+  auto on_impact = [&](const bullet::ImpactReport& report) {
+    const double gain = relative_gain(report.energy_before, report.energy_after, tolerance);
+    step_impact_gain += std::max(0.0, report.energy_after - report.energy_before);
+    if (gain <= 0.0) return;
+    if (options.verbose) {
+      std::fprintf(stderr,
+                   "  step %d: impact gains %.3g relative: law %s, status %d, %zu bodies, %zu "
+                   "contacts, R %.3g, energy %.17g -> %.17g, %zu reflections%s%s\n",
+                   step, gain, report.law, int(report.status), report.bodies.size(),
+                   report.contacts.size(), report.restitution, report.energy_before,
+                   report.energy_after, report.sequence.size(), report.message.empty() ? "" : ": ",
+                   report.message.c_str());
+      for (const auto& contact : report.contacts) {
+        std::fprintf(stderr, "    contact: approach %.6g, impulse %.6g, mu %.3g, b %s\n",
+                     contact.approach_speed, contact.impulse, contact.friction,
+                     contact.b != nullptr && contact.b->isStaticOrKinematicObject() ? "fixed" : "dynamic");
+      }
+    }
+    if (energy_world) {
+      ++result.impact_gains;
+      result.worst_impact_gain = std::max(result.worst_impact_gain, gain);
+      if (result.first_gain_step < 0) result.first_gain_step = step;
+    } else {
+      // A kinematic partner may legitimately give energy (it is infinitely
+      // massive and moves); every other impact must not gain.
+      for (const auto& contact : report.contacts) {
+        if ((contact.a != nullptr && contact.a->isKinematicObject()) ||
+            (contact.b != nullptr && contact.b->isKinematicObject())) {
+          return;
+        }
+      }
+      ++result.general_impact_gains;
+      result.worst_general_impact_gain = std::max(result.worst_general_impact_gain, gain);
+    }
+  };
+  try {
+    RandomWorld world(spec, true, on_impact);
+    for (step = 0; step < options.steps; ++step) {
+      const double before = world.kinetic_energy();
+      step_impact_gain = 0.0;
+      const Clock::time_point start = Clock::now();
+      try {
+        world.step();
+      } catch (const std::exception& error) {
+        result.escaped = true;
+        result.escape_message = error.what();
+      } catch (...) {
+        result.escaped = true;
+        result.escape_message = "non-std exception";
+      }
+      const double took = seconds_since(start);
+      result.seconds += took;
+      result.slowest_step_seconds = std::max(result.slowest_step_seconds, took);
+      if (took > options.step_budget_seconds) result.over_budget = true;
+      if (result.escaped) {
+        result.escape_step = step;
+        break;
+      }
+      ++result.steps;
+      if (!world.finite()) {
+        result.non_finite = true;
+        result.non_finite_step = step;
+        break;
+      }
+      const double after = world.kinetic_energy();
+      if (spec.kind == RandomWorldKind::kConservative) {
+        const double gain = relative_gain(before, after, tolerance);
+        if (gain > 0.0) {
+          if (options.verbose) {
+            std::fprintf(stderr, "  step %d: kinetic energy %.17g -> %.17g (+%.3g relative)\n", step,
+                         before, after, gain);
+          }
+          ++result.step_gains;
+          result.worst_step_gain = std::max(result.worst_step_gain, gain);
+          if (result.first_gain_step < 0) result.first_gain_step = step;
+        }
+      } else if (spec.kind == RandomWorldKind::kElastic) {
+        const double gain = relative_gain(before + step_impact_gain, after, tolerance);
+        if (gain > 0.0) {
+          ++result.gyroscopic_gains;
+          result.worst_gyroscopic_gain = std::max(result.worst_gyroscopic_gain, gain);
+        }
+      }
+      if (result.seconds > options.world_budget_seconds) {
+        result.over_budget = true;
+        break;
+      }
+    }
+    if (const bullet::ImpactSolver* solver = world.world().impact_solver()) {
+      result.impacts = solver->stats().impacts;
+      result.fallbacks = solver->stats().fallbacks;
+    }
+  } catch (const std::exception& error) {  // building the world
+    result.escaped = true;
+    result.escape_message = std::string("building the world: ") + error.what();
+  }
+
+  if (!options.run_stock) return result;
+  try {
+    RandomWorld world(spec, false);
+    for (int s = 0; s < options.steps; ++s) {
+      const double before = world.kinetic_energy();
+      const Clock::time_point start = Clock::now();
+      try {
+        world.step();
+      } catch (...) {
+        result.stock_escaped = true;
+        break;
+      }
+      result.stock_seconds += seconds_since(start);
+      ++result.stock_steps;
+      if (!world.finite()) {
+        result.stock_non_finite = true;
+        result.stock_non_finite_step = s;
+        break;
+      }
+      if (spec.kind == RandomWorldKind::kConservative &&
+          relative_gain(before, world.kinetic_energy(), tolerance) > 0.0) {
+        ++result.stock_step_gains;
+      }
+      if (result.stock_seconds > options.world_budget_seconds) break;
+    }
+  } catch (...) {
+    result.stock_escaped = true;
+  }
+  return result;
+}
+
+std::string failure_summary(const FuzzWorldResult& result) {
+  std::ostringstream out;
+  if (result.escaped) {
+    out << "escape at step " << result.escape_step << ": " << result.escape_message << "; ";
+  }
+  if (result.non_finite) {
+    out << "non-finite at step " << result.non_finite_step
+        << (result.stock_non_finite ? " (stock too, step " : " (stock finite")
+        << (result.stock_non_finite ? std::to_string(result.stock_non_finite_step) : std::string())
+        << "); ";
+  }
+  if (result.impact_gains > 0) {
+    out << result.impact_gains << " impact-phase gains (worst " << result.worst_impact_gain
+        << " relative, first at step " << result.first_gain_step << "); ";
+  }
+  if (result.step_gains > 0) {
+    out << result.step_gains << " step gains (worst " << result.worst_step_gain
+        << " relative; stock gained in " << result.stock_step_gains << " steps); ";
+  }
+  if (result.over_budget) {
+    out << "over budget (slowest step " << result.slowest_step_seconds << " s, world "
+        << result.seconds << " s after " << result.steps << " steps); ";
+  }
+  std::string text = out.str();
+  if (text.size() >= 2) text.resize(text.size() - 2);
+  return text;
+}
+
+}  // namespace simpact::scenes

@@ -1,0 +1,285 @@
+// simpact scenes — seeded random Bullet worlds and the fuzz harness that runs
+// them with simpact and with the stock solver (issue #10, "a fuzz harness in
+// the project"). Shared by tests/bullet/fuzz_worlds_test.cpp (short run in
+// ctest) and demos/fuzz_worlds.cpp (long runs).
+//
+// A world is first drawn as plain data (RandomWorldSpec: a pure function of
+// (seed, index), bit for bit: it draws from its own SplitMix64 generator,
+// never from a std:: distribution, whose output differs between standard
+// libraries; std::pow, sin and cos enter some draws, so the bits may differ
+// between C libraries, never between runs), then built into a
+// BulletWorld (RandomWorld). Drawing the same (seed, index) twice gives the
+// same world; building the same spec twice gives the same Bullet world, so
+// simpact and the stock solver see exactly the same bodies and joints.
+//
+// What a world may hold (probabilities in random_worlds.cpp):
+//  - shapes: sphere, box, capsule, cylinder, cone, convex hull, compound
+//    (box + sphere + capsule children); bounding radii 0.05–0.5 m;
+//  - a ground: none, a static plane, or a static bumpy triangle mesh
+//    (btBvhTriangleMeshShape), all at y ≈ 0;
+//  - masses 10^U(−2, 3) kg (ratios up to 1e5 inside one world), speeds up
+//    to 20 m/s, spins up to 10 rad/s; kinematic bodies; linear and angular
+//    factors; bodies asleep at the start or never sleeping;
+//  - touching rows of equal spheres placed by a loop (x = x₀ + 2 r i), the
+//    first one moving into the row (the "touching means touching" case);
+//  - joints of every btTypedConstraint type: point2point, hinge (free, at a
+//    limit, motorised), slider (free or a rigid rod with all limits 0),
+//    cone-twist, generic 6-DoF, 6-DoF spring2 with springs, fixed, gear,
+//    hinge2, universal; between two bodies or to the world; some disabled,
+//    some breakable;
+//  - laws propagative, routh and auto; bases SI, NNCG, MLCP Dantzig, MLCP
+//    Lemke; steps 1/60, 1/120 or 1/240 s.
+//
+// World kinds:
+//  - kGeneral: anything above.
+//  - kConservative: e = 1 everywhere (ground too), no friction, no gravity,
+//    no joints, no kinematic bodies, linear factors 0 or 1 per axis, angular
+//    factors all 0 or all 1, and every body's inertia made ISOTROPIC (the
+//    mean of its shape's principal moments). With isotropic inertia free
+//    flight conserves ½ωᵀIω exactly and Bullet's gyroscopic term ω × Iω is
+//    exactly zero, so BT_ENABLE_GYROSCOPIC_FORCE_IMPLICIT_BODY (left on, as
+//    Bullet sets it) adds nothing: kinetic energy may only change through
+//    contacts. Neither the impact phase nor the whole step may gain energy.
+//  - kElastic: as kConservative but with each shape's own (anisotropic)
+//    inertia and the gyroscopic flag on (Bullet's default). The impact phase
+//    must not gain; gains of the whole step beyond the impact phase's come
+//    from free flight of anisotropic spinning bodies (Bullet's implicit
+//    gyroscopic step, issue #10 saw ×44) and are counted apart.
+#pragma once
+
+#include "simpact_scenes/bullet_world.h"
+
+#include <simpact/bullet/impact_solver.h>
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+class btCollisionShape;
+class btRigidBody;
+class btStridingMeshInterface;
+class btTypedConstraint;
+
+namespace simpact::scenes {
+
+enum class RandomWorldKind { kGeneral, kConservative, kElastic };
+const char* to_string(RandomWorldKind kind);
+
+enum class RandomShape { kSphere, kBox, kCapsule, kCylinder, kCone, kConvexHull, kCompound };
+const char* to_string(RandomShape shape);
+
+enum class RandomGround { kNone, kPlane, kMesh };
+const char* to_string(RandomGround ground);
+
+enum class RandomJoint {
+  kPoint2Point,
+  kHingeFree,
+  kHingeAtLimit,   ///< current angle on the upper limit
+  kHingeMotor,
+  kSlider,         ///< free along its axis, random limits
+  kSliderRod,      ///< all four limits 0: a rigid rod (Bullet's cradle example)
+  kConeTwist,
+  kGeneric6Dof,
+  kSpring6Dof,     ///< btGeneric6DofSpring2Constraint with springs on some axes
+  kFixed,
+  kGear,
+  kHinge2,
+  kUniversal,
+};
+inline constexpr int kRandomJointKinds = 13;
+const char* to_string(RandomJoint joint);
+
+/// One body. `half_size` is the shape's size (sphere: radius in x; box:
+/// half extents; capsule / cylinder / cone: radius in x, half height in y).
+struct RandomBodySpec {
+  RandomShape shape = RandomShape::kSphere;
+  Eigen::Vector3d half_size = Eigen::Vector3d::Constant(0.1);
+  std::vector<Eigen::Vector3d> hull_points;  ///< kConvexHull, body frame
+  BodyOptions options;                       ///< mass, pose, velocities, e, μ, factors
+  bool asleep = false;      ///< ISLAND_SLEEPING at the start (at rest)
+  bool isotropic = false;   ///< inertia replaced by its mean principal moment
+  bool touching_row = false;  ///< one of a loop-placed row of touching spheres
+};
+
+/// One joint between bodies `a` and `b` (indices into bodies; b = −1: the
+/// world). `pivot` and `frame` (the joint frame's orientation) are in world
+/// coordinates at the start, where every joint is satisfied exactly.
+struct RandomJointSpec {
+  RandomJoint kind = RandomJoint::kPoint2Point;
+  int a = 0;
+  int b = -1;
+  Eigen::Vector3d pivot = Eigen::Vector3d::Zero();
+  Eigen::Quaterniond frame = Eigen::Quaterniond::Identity();
+  double p1 = 0.0, p2 = 0.0, p3 = 0.0;  ///< kind-specific (limits, motor, stiffness, ratio)
+  int spring_axes = 0;                  ///< kSpring6Dof: bit i = spring on axis i
+  bool enabled = true;
+  double breaking_impulse = 0.0;        ///< 0 = unbreakable [N·s]
+  bool disable_collisions = false;      ///< between the two linked bodies
+};
+
+struct RandomWorldSpec {
+  std::uint64_t seed = 0;
+  std::int64_t index = 0;
+  RandomWorldKind kind = RandomWorldKind::kGeneral;
+  bullet::ImpactLaw law = bullet::ImpactLaw::kPropagative;
+  SolverKind base = SolverKind::kStockSi;  ///< the stock solver (alone, or behind simpact)
+  double dt = 1.0 / 60.0;
+  Eigen::Vector3d gravity = Eigen::Vector3d::Zero();
+  RandomGround ground = RandomGround::kNone;
+  double ground_restitution = 0.0;
+  double ground_friction = 0.5;
+  std::vector<Eigen::Vector3d> ground_heights;  ///< kMesh: grid vertices (x, height, z)
+  int ground_cells = 0;                         ///< kMesh: cells per side
+  std::vector<RandomBodySpec> bodies;
+  std::vector<RandomJointSpec> joints;
+};
+
+struct RandomWorldOptions {
+  int max_bodies = 10;  ///< ≥ 1
+  int max_joints = 6;   ///< ≥ 0 (general worlds only)
+  /// Fractions of conservative and elastic worlds; the rest is general.
+  double conservative_fraction = 0.2;
+  double elastic_fraction = 0.1;
+};
+
+/// The world number `index` of the run with `seed`: a pure function of its
+/// arguments. Throws std::invalid_argument for options out of range.
+RandomWorldSpec random_world_spec(std::uint64_t seed, std::int64_t index,
+                                  const RandomWorldOptions& options = {});
+
+/// One line: kind, law, base, dt, ground, shape and joint counts.
+std::string describe(const RandomWorldSpec& spec);
+
+/// A spec built into a BulletWorld: stock `spec.base` alone, or simpact
+/// (ImpactSolver with `spec.law` and seed mixed from spec.seed and index)
+/// in front of it. Owns every shape, mesh, body and joint it creates.
+class RandomWorld {
+ public:
+  /// `on_impact` (simpact only) is installed as ImpactSolverConfig::on_impact.
+  RandomWorld(const RandomWorldSpec& spec, bool simpact,
+              std::function<void(const bullet::ImpactReport&)> on_impact = {});
+  ~RandomWorld();
+  RandomWorld(const RandomWorld&) = delete;
+  RandomWorld& operator=(const RandomWorld&) = delete;
+
+  /// One step of spec.dt: kinematic bodies moved by their velocities, then
+  /// stepSimulation(dt, 1, dt). Lets through whatever stepSimulation throws.
+  void step();
+  /// Σ ½ m v² + ½ ωᵀ I ω over the dynamic bodies [J].
+  double kinetic_energy() const;
+  /// Every body's transform and velocities are finite.
+  bool finite() const;
+  /// Dynamic bodies only, in spec order (kinematic ones left out).
+  const std::vector<btRigidBody*>& bodies() const { return bodies_; }
+  BulletWorld& world() { return *world_; }
+  const RandomWorldSpec& spec() const { return spec_; }
+
+ private:
+  struct Kinematic {
+    btRigidBody* body;
+    Eigen::Vector3d velocity;
+    Eigen::Vector3d angular_velocity;
+  };
+  btRigidBody* add_body(btCollisionShape* shape, const BodyOptions& options, bool isotropic);
+
+  RandomWorldSpec spec_;
+  // Storage first: destroyed after the world that uses it.
+  std::vector<std::unique_ptr<btCollisionShape>> shapes_;
+  std::vector<std::unique_ptr<btStridingMeshInterface>> meshes_;
+  std::vector<std::unique_ptr<btMotionState>> motion_states_;
+  std::vector<std::unique_ptr<btRigidBody>> owned_bodies_;
+  std::vector<std::unique_ptr<btTypedConstraint>> constraints_;
+  std::unique_ptr<BulletWorld> world_;
+  std::vector<btRigidBody*> all_bodies_;  ///< spec order, kinematic included
+  std::vector<btRigidBody*> bodies_;
+  std::vector<Kinematic> kinematics_;
+};
+
+// ── The harness ─────────────────────────────────────────────────────────────
+
+/// A kinetic-energy gain counts when after > before · (1 + kEnergyGainTolerance).
+/// 1e-9 relative (issue #10): kinetic energy summed over ≤ 20 bodies in
+/// double carries ~1e-15 relative rounding; an elastic impact resolved by the
+/// propagative law conserves energy to ~1e-13 relative (its reflections are
+/// exact in exact arithmetic), so 1e-9 flags only real gains.
+inline constexpr double kEnergyGainTolerance = 1e-9;
+/// The same in single-precision Bullet: velocities stored in float carry
+/// ~6e-8 relative rounding each, so a step's energy is known to ~1e-6.
+inline constexpr double kEnergyGainToleranceSingle = 1e-5;
+/// The tolerance for the btScalar this build uses.
+double energy_gain_tolerance();
+
+struct FuzzOptions {
+  int steps = 100;                 ///< steps per world and solver, ≥ 1
+  /// A step taking longer than this (wall clock) marks the world as over
+  /// budget (a hang candidate) [s].
+  double step_budget_seconds = 2.0;
+  /// The world's simpact run stops when its steps have taken this long [s].
+  double world_budget_seconds = 30.0;
+  bool run_stock = true;           ///< also run the stock base solver on the same world
+  /// Print every gaining impact report and step to stderr (for --only runs).
+  bool verbose = false;
+};
+
+/// What one world did. "Ours": simpact in front of spec.base; "stock":
+/// spec.base alone on the same world.
+struct FuzzWorldResult {
+  std::int64_t index = 0;
+  RandomWorldKind kind = RandomWorldKind::kGeneral;
+  int steps = 0;                 ///< steps simpact completed
+  int stock_steps = 0;
+  bool escaped = false;          ///< an exception escaped stepSimulation (ours)
+  std::string escape_message;
+  int escape_step = -1;
+  bool stock_escaped = false;
+  bool non_finite = false;       ///< a non-finite state after a step (ours)
+  int non_finite_step = -1;
+  bool stock_non_finite = false;
+  int stock_non_finite_step = -1;
+  // Conservative and elastic worlds only:
+  int impact_gains = 0;          ///< impact reports with energy_after > energy_before (tol.)
+  double worst_impact_gain = 0.0;  ///< largest relative gain among them
+  int step_gains = 0;            ///< kConservative: steps whose kinetic energy grew (ours)
+  double worst_step_gain = 0.0;
+  int first_gain_step = -1;      ///< first step with an impact or step gain
+  /// kElastic: steps that gained beyond their impact phase's gain (ours):
+  /// free flight with Bullet's implicit gyroscopic term.
+  int gyroscopic_gains = 0;
+  double worst_gyroscopic_gain = 0.0;
+  int stock_step_gains = 0;      ///< conservative worlds: the same count for stock
+  // Every world:
+  /// Impact reports gaining energy in kGeneral worlds, kinematic partners
+  /// left out (they may give energy). Counted apart, not a failure: joints
+  /// whose pre-impact velocities violate them are a known source (issue #10).
+  int general_impact_gains = 0;
+  double worst_general_impact_gain = 0.0;
+  std::int64_t impacts = 0;
+  std::int64_t fallbacks = 0;
+  double seconds = 0.0;          ///< wall clock of our steps [s]
+  double stock_seconds = 0.0;
+  double slowest_step_seconds = 0.0;
+  bool over_budget = false;      ///< a step over step_budget or the world over its budget
+
+  bool failed() const {
+    return escaped || (non_finite && !stock_non_finite) || impact_gains > 0 || step_gains > 0 ||
+           over_budget;
+  }
+};
+
+/// Runs world `index` of `seed` with simpact then (options.run_stock) with
+/// the stock base solver, each for options.steps steps or until the first
+/// escape or non-finite state. Never throws for a world's failure: it is
+/// recorded in the result.
+FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index,
+                               const FuzzOptions& options = {},
+                               const RandomWorldOptions& world_options = {});
+
+/// One line naming what failed (empty when nothing did).
+std::string failure_summary(const FuzzWorldResult& result);
+
+}  // namespace simpact::scenes
