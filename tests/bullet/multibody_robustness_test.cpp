@@ -234,6 +234,11 @@ TEST_P(LinkJointStrike, ExactElasticOutcomeWithTheLinksEffectiveMass) {
   EXPECT_STREQ(reports[0].law, "propagative");
   EXPECT_EQ(reports[0].status, simpact::Status::kSuccess);
   EXPECT_EQ(reports[0].contacts.size(), 1u);
+  // Stable ids (the pointers are valid only inside the callback).
+  ASSERT_EQ(reports[0].multibody_ids.size(), 1u);
+  EXPECT_EQ(world.dynamics_world().getMultiBody(reports[0].multibody_ids[0]), scene.mb);
+  ASSERT_EQ(reports[0].rigid_body_ids.size(), 1u);
+  EXPECT_EQ(reports[0].rigid_body_ids[0], sphere->getWorldArrayIndex());
   EXPECT_EQ(world.impact_solver()->stats().impacts, 1);
   EXPECT_EQ(world.impact_solver()->stats().fallbacks_to_base, 0);
   EXPECT_TRUE(finite_state(*scene.mb));

@@ -1,8 +1,8 @@
 // simpact scenes — a self-contained Featherstone world (btMultiBodyDynamicsWorld)
-// for the multibody tests and demos: fixed-base multibodies of revolute or
-// prismatic links whose colliders are spheres at the links' centres of mass
-// (pendulums, Newton's cradles on joints, arms, sliders), free-base
-// (floating) trees of revolute or prismatic links with sphere colliders
+// for the multibody tests and demos: fixed-base multibodies of revolute,
+// prismatic, spherical, planar or fixed links whose colliders are spheres at
+// the links' centres of mass (pendulums, Newton's cradles on joints, arms,
+// sliders), free-base (floating) trees of such links with sphere colliders
 // anywhere on their bodies (the compass gait: add_compass_gait), free rigid
 // spheres and static planes.
 //
@@ -159,7 +159,8 @@ class MultiBodyWorld {
   /// World position of the centre of mass of link i (−1: the base), from
   /// Bullet's forward kinematics at the current joint positions.
   static Eigen::Vector3d link_position(const btMultiBody& mb, int link);
-  /// q̇ of link i's (single) joint.
+  /// q̇ of link i's joint (its first dof for a spherical or planar joint;
+  /// meaningless for a fixed one, which has none).
   static double joint_velocity(const btMultiBody& mb, int link);
   /// World velocity of link i's centre of mass (i = −1: the base).
   static Eigen::Vector3d link_velocity(const btMultiBody& mb, int link);

@@ -313,6 +313,15 @@ void notify(const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& sta
   }
 }
 
+// A stable id of a multibody for reports: its index in the attached world's
+// multibody array (btMultiBodyDynamicsWorld::getMultiBody), −1 without one.
+int multibody_id(const Impl& s, const btMultiBody* mb) {
+  if (s.world == nullptr) return -1;
+  for (int i = 0; i < s.world->getNumMultibodies(); ++i)
+    if (s.world->getMultiBody(i) == mb) return i;
+  return -1;
+}
+
 constexpr const char* kFallbackSuffix = ": cluster left to the base solver with Bullet's restitution";
 
 struct Cluster {
@@ -471,12 +480,14 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     rows.offsets.push_back(rows.n);
     if (node.multibody != nullptr) {
       report.multibodies.push_back(node.multibody);
+      if (config.on_impact) report.multibody_ids.push_back(multibody_id(s, node.multibody));
       bool found = false;
       s.pre_force(*node.multibody, &found);
       snapshots = snapshots && found;
       rows.n += free_count(*node.multibody);
     } else {
       report.rigid_bodies.push_back(node.rigid);
+      report.rigid_body_ids.push_back(node.rigid->getWorldArrayIndex());
       rows.n += 6;
     }
   }
@@ -791,11 +802,17 @@ void cluster_failed(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBod
     report.message = std::string("exception while resolving (") + what + ")" + kFallbackSuffix;
     for (const int j : c.members) {
       const Impl::Node& node = s.nodes[j];
-      if (node.multibody != nullptr) report.multibodies.push_back(node.multibody);
+      if (node.multibody != nullptr) {
+        report.multibodies.push_back(node.multibody);
+        report.multibody_ids.push_back(multibody_id(s, node.multibody));
+      }
     }
     for (const int j : c.members) {
       const Impl::Node& node = s.nodes[j];
-      if (node.rigid != nullptr) report.rigid_bodies.push_back(node.rigid);
+      if (node.rigid != nullptr) {
+        report.rigid_bodies.push_back(node.rigid);
+        report.rigid_body_ids.push_back(node.rigid->getWorldArrayIndex());
+      }
     }
     for (const int id : c.ids) {
       const Impl::Point& p = s.points[id];

@@ -210,12 +210,20 @@ class btRigidBody;
 namespace simpact::bullet {
 
 /// One resolved (or deliberately unresolved) impact of MultiBodyImpactSolver.
-/// The pointers (multibodies, rigid_bodies, Contact::a, Contact::b) are
+/// The POINTERS (multibodies, rigid_bodies, Contact::a, Contact::b) are
 /// valid only inside the on_impact callback: Bullet may delete or move the
-/// objects afterwards.
+/// objects afterwards. To identify bodies later use the IDS (multibody_ids,
+/// rigid_body_ids, and the contacts' ids as in ImpactReport), plain ints
+/// safe to keep.
 struct MultiBodyImpactReport {
   std::vector<const btMultiBody*> multibodies;  ///< cluster layout order, then…
   std::vector<const btRigidBody*> rigid_bodies; ///< …the rigid bodies
+  /// Index of each multibody in the attached world's multibody array
+  /// (btMultiBodyDynamicsWorld::getMultiBody(i)) at the impact; −1 without
+  /// attach(). Same order as `multibodies`.
+  std::vector<int> multibody_ids;
+  /// btCollisionObject::getWorldArrayIndex() of each rigid body (same order).
+  std::vector<int> rigid_body_ids;
   std::vector<int> offsets;  ///< first coordinate of each node's block (multibodies, then rigid)
   std::vector<ImpactReport::Contact> contacts;
   /// "propagative", "routh" or "base_solver" (not resolved: see
