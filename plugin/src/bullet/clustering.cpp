@@ -2,6 +2,7 @@
 
 #include <Eigen/Geometry>
 
+#include <BulletCollision/CollisionDispatch/btCollisionObject.h>
 #include <BulletCollision/NarrowPhaseCollision/btManifoldPoint.h>
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 
@@ -68,6 +69,8 @@ ImpactReport::Contact contact_report(const btCollisionObject* a, const btCollisi
   ImpactReport::Contact contact;
   contact.a = a;
   contact.b = b;
+  contact.id_a = a != nullptr ? a->getWorldArrayIndex() : -1;
+  contact.id_b = b != nullptr ? b->getWorldArrayIndex() : -1;
   contact.approach_speed = approach_speed;
   contact.point_on_a = point.getPositionWorldOnA();
   contact.point_on_b = point.getPositionWorldOnB();

@@ -126,6 +126,9 @@ void validate(const ImpactSolverConfig& config) {
   require(std::isfinite(config.touch_tolerance) && config.touch_tolerance >= 0.0,
           "touch_tolerance must be finite and >= 0, got " + std::to_string(config.touch_tolerance));
   require(!std::isnan(config.impact_threshold), "impact_threshold must not be NaN");
+  require(config.policy != OrderPolicy::kAll,
+          "policy must be a simulation order (most_negative, least_negative, time_of_impact, index "
+          "or random), got all: use compute_indeterminacy to measure the spread of outcomes");
   require(config.max_reflections >= 0,
           "max_reflections must be >= 0 (0 = automatic), got " + std::to_string(config.max_reflections));
   bool known_law = false;
@@ -197,7 +200,11 @@ struct ImpactSolver::Impl {
     Eigen::VectorXd tangent_offsets;  // 2m
     Eigen::VectorXd friction;         // m
     std::vector<Eigen::Vector3d> t1, t2;
-    Eigen::MatrixXd joint_rows;
+    Eigen::MatrixXd joint_rows;     // G, bilateral joint rows on the cluster
+    Eigen::VectorXd joint_offsets;  // c: G v + c = 0 keeps the joints
+    // v_a, the joint-admissible part of v* that the law resolves
+    // (impact_solver.h, "Joint-violating velocities"); v* itself without joints.
+    Eigen::VectorXd admissible;
   };
 
   std::vector<btRigidBody*> bodies;
@@ -205,6 +212,12 @@ struct ImpactSolver::Impl {
   std::vector<Point> points;
   internal::Clusters clusters;
   std::vector<int> local;  // body → index within the cluster being resolved
+  // Bodies of clusters whose resolution failed in this call (1), handed to
+  // the base solver with Bullet's restitution (impact_solver.h, "Failures").
+  std::vector<char> failed;
+  bool all_failed = false;  // the whole batch is the base solver's, restitution on
+  // Restitutions muted for the base solve, restored right after it.
+  std::vector<std::pair<btManifoldPoint*, btScalar>> muted;
   // Points an impact left separating, hidden from the base solver for this
   // call (see solveGroup), and the manifolds' true point counts.
   std::vector<int> separating;
@@ -399,6 +412,20 @@ std::uint64_t routh_seed(const Impl& s, const ImpactSolverConfig& config,
   return internal::routh_seed(config.seed, s.steps, key);
 }
 
+// The cluster-local index of `body`, or −1 when it is not a member of the
+// cluster of `members`: static, kinematic, or a dynamic body of the batch
+// that belongs to another cluster. s.local holds valid entries only for the
+// members (classify writes them), so membership is checked against
+// `members` itself; a stale entry of another cluster never leaks out.
+int cluster_index(const Impl& s, const std::vector<int>& members, const btRigidBody* body) {
+  const auto it = s.index.find(body);
+  if (it == s.index.end()) return -1;
+  const int j = s.local[static_cast<size_t>(it->second)];
+  return j >= 0 && j < static_cast<int>(members.size()) && members[static_cast<size_t>(j)] == it->second
+             ? j
+             : -1;
+}
+
 // Rows and velocities of a cluster (impact_solver.h, point 3): s.rows. With
 // `tangents`, also the Routh laws' tangent rows, offsets and μ.
 // kPredict: velocities and forces as the next step will see them.
@@ -471,15 +498,17 @@ void assemble(Impl& s, const std::vector<int>& members, const std::vector<int>& 
     }
   }
   rows.joint_rows.resize(0, 0);
+  rows.joint_offsets.resize(0);
   internal::append_bilateral_joint_rows(
       constraints, num_constraints,
-      [&](const btRigidBody* body) {
-        const auto it = s.index.find(body);
-        return it == s.index.end() ? -1 : local[it->second];
-      },
-      k, info, rows.joint_rows);
-  if (rows.joint_rows.rows() > 0)
-    rows.inverse_mass = internal::constrained_inverse_mass(rows.inverse_mass, rows.joint_rows);
+      [&](const btRigidBody* body) { return cluster_index(s, members, body); },
+      k, info, rows.joint_rows, &rows.joint_offsets);
+  rows.admissible = rows.velocity;
+  if (rows.joint_rows.rows() > 0) {
+    const internal::JointMetric metric = internal::joint_metric(rows.inverse_mass, rows.joint_rows);
+    rows.inverse_mass = metric.inverse_mass;
+    rows.admissible -= metric.violating(rows.joint_rows, rows.velocity, rows.joint_offsets);
+  }
   if (!tangents) return;
 
   // Tangent rows (impact_solver.h, "Laws"). The slip of a contact is the
@@ -490,13 +519,13 @@ void assemble(Impl& s, const std::vector<int>& members, const std::vector<int>& 
   rows.friction.resize(m);
   rows.t1.resize(static_cast<size_t>(m));
   rows.t2.resize(static_cast<size_t>(m));
-  const Eigen::VectorXd u = rows.normals * rows.velocity + rows.offsets;
+  const Eigen::VectorXd u = rows.normals * rows.admissible + rows.offsets;
   const double approach = std::max(0.0, -u.minCoeff());
   const auto material_velocity = [&](int body, const btRigidBody* rigid, const btVector3& point) {
     if (body < 0) return partner_velocity(rigid, point);
     const Eigen::Index c = 6 * local[body];
     const Eigen::Vector3d r = to_eigen(point - rigid->getCenterOfMassPosition());
-    return Eigen::Vector3d(rows.velocity.segment<3>(c) + rows.velocity.segment<3>(c + 3).cross(r));
+    return Eigen::Vector3d(rows.admissible.segment<3>(c) + rows.admissible.segment<3>(c + 3).cross(r));
   };
   for (int r = 0; r < m; ++r) {
     const auto& p = s.points[ids[r]];
@@ -533,7 +562,8 @@ void assemble(Impl& s, const std::vector<int>& members, const std::vector<int>& 
 }
 
 bool rows_finite(const Impl::Rows& rows, bool tangents) {
-  bool finite = rows.velocity.allFinite() && rows.inverse_mass.allFinite() &&
+  bool finite = rows.velocity.allFinite() && rows.admissible.allFinite() &&
+                rows.pre_force.allFinite() && rows.inverse_mass.allFinite() &&
                 rows.normals.allFinite() && rows.offsets.allFinite();
   if (tangents)
     finite = finite && rows.tangents.allFinite() && rows.tangent_offsets.allFinite() &&
@@ -541,8 +571,10 @@ bool rows_finite(const Impl::Rows& rows, bool tangents) {
   return finite;
 }
 
+// The law resolves the joint-admissible part v_a of v* (impact_solver.h,
+// "Joint-violating velocities").
 FrictionalProblem frictional_problem(const Impl::Rows& rows, const RouthSettings& settings) {
-  return internal::frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.velocity,
+  return internal::frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.admissible,
                                       rows.friction, rows.offsets, rows.tangent_offsets,
                                       settings.cone_directions);
 }
@@ -565,15 +597,14 @@ void move_body(btRigidBody& body, const Vector6& delta) {
 
 // Writes v⁺ (`after`) back as v + (v⁺ − v*), hides the points it leaves
 // separating from the base solver and separates the ones it leaves closed but
-// overlapping at position level.
-void apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<int>& ids,
+// overlapping at position level. Returns false, writing nothing, when a
+// velocity or displacement it would write is not finite.
+bool apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<int>& ids,
                    const Eigen::VectorXd& after, double threshold) {
   const Impl::Rows& rows = s.rows;
   const int k = rows.k, m = rows.m;
-  const Eigen::VectorXd change = after - rows.velocity;
-  for (int j = 0; j < k; ++j)
-    internal::set_body_velocity(*s.bodies[members[j]],
-                                rows.pre_force.segment<6>(6 * j) + change.segment<6>(6 * j));
+  const Eigen::VectorXd velocity = rows.pre_force + (after - rows.velocity);
+  if (!velocity.allFinite()) return false;
   // Points the impact leaves separating clear their overlap by themselves
   // (and are hidden from the base solver). Points it leaves closed but
   // overlapping — Bullet found them only after they penetrated, e.g. the
@@ -582,6 +613,7 @@ void apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<i
   // Gauss–Seidel sweep), which changes no velocity: the base solver's
   // Baumgarte push would otherwise turn the overlap into kinetic energy.
   Eigen::VectorXd displacement = Eigen::VectorXd::Zero(6 * k);
+  const size_t separating_before = s.separating.size();
   for (int r = 0; r < m; ++r) {
     if (rows.normals.row(r).dot(after) + rows.offsets[r] > threshold) {
       s.separating.push_back(ids[r]);
@@ -594,8 +626,15 @@ void apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<i
     const double w = rows.normals.row(r).dot(response);
     if (w > 0.0) displacement += response * (depth / w);
   }
+  if (!displacement.allFinite()) {
+    s.separating.resize(separating_before);
+    return false;
+  }
+  for (int j = 0; j < k; ++j)
+    internal::set_body_velocity(*s.bodies[members[j]], velocity.segment<6>(6 * j));
   if (displacement.squaredNorm() > 0.0)
     for (int j = 0; j < k; ++j) move_body(*s.bodies[members[j]], displacement.segment<6>(6 * j));
+  return true;
 }
 
 ImpactReport::Contact report_contact(const Impl::Point& p, double approach_speed) {
@@ -610,17 +649,36 @@ double cluster_kinetic_energy(const Impl& s, const std::vector<int>& members,
   return energy;
 }
 
+// Policy time_of_impact inside Bullet: the order in which the contacts'
+// gaps close during the step, t_r = max(gap_r, 0) / (−u_r) for a contact
+// approaching at u_r = J_r v_a + b_r < 0 (touching and penetrating contacts
+// first, at 0); contacts not approaching get the largest double (the law only
+// reads hints of approaching contacts). Ties keep the contacts' order.
+Eigen::VectorXd time_of_impact_hints(const Impl& s, const std::vector<int>& ids) {
+  const Impl::Rows& rows = s.rows;
+  Eigen::VectorXd hints(rows.m);
+  for (int r = 0; r < rows.m; ++r) {
+    const double u = rows.normals.row(r).dot(rows.admissible) + rows.offsets[r];
+    const double gap = std::max(0.0, double(s.points[ids[r]].point->getDistance()));
+    const double t = u < 0.0 ? gap / -u : std::numeric_limits<double>::max();
+    hints[r] = std::isfinite(t) ? t : std::numeric_limits<double>::max();
+  }
+  return hints;
+}
+
 // The propagative law on s.rows with restitution R (impact_solver.h, 3–4);
 // with `indeterminacy`, also ξ (policy kAll, one more resolution).
-const ImpactResult& solve_propagative(Impl& s, const ImpactSolverConfig& config, double restitution,
+const ImpactResult& solve_propagative(Impl& s, const ImpactSolverConfig& config,
+                                      const std::vector<int>& ids, double restitution,
                                       std::optional<double>* indeterminacy = nullptr) {
   const Impl::Rows& rows = s.rows;
-  const ImpactProblem problem =
-      internal::impact_problem(rows.inverse_mass, rows.normals, rows.velocity, rows.offsets, restitution);
-  // Validation off: finite inputs are checked by rows_finite.
+  ImpactProblem problem = internal::impact_problem(rows.inverse_mass, rows.normals, rows.admissible,
+                                                   rows.offsets, restitution);
+  if (config.policy == OrderPolicy::kTimeOfImpact) problem.time_of_impact = time_of_impact_hints(s, ids);
+  // Validation off: finite inputs are checked by rows_finite. validate()
+  // rejects policy kAll, so the policy is a simulation policy.
   const PropagativeParameters parameters = internal::propagative_parameters(
-      config.policy == OrderPolicy::kAll ? OrderPolicy::kMostNegative : config.policy,
-      internal::mix_seed(config.seed, s.impact_counter++), config.max_reflections, true);
+      config.policy, internal::mix_seed(config.seed, s.impact_counter++), config.max_reflections, true);
   s.solver.set_parameters(parameters);
   const ImpactResult& result = s.solver.solve(problem);
   if (indeterminacy != nullptr) {
@@ -632,130 +690,186 @@ const ImpactResult& solve_propagative(Impl& s, const ImpactSolverConfig& config,
   return result;
 }
 
-// 3–4. Resolves the cluster of `members` (bodies) and `ids` (its points) if
-// one of its contacts strikes.
-void resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolverStats& stats,
-                     const std::vector<int>& members, const std::vector<int>& ids,
-                     btTypedConstraint** constraints, int num_constraints,
-                     const btContactSolverInfo& info) {
-  const ClusterInfo cluster = classify(s, config, members, ids, double(info.m_timeStep));
-  if (!cluster.impact) return;
-  const int m = static_cast<int>(ids.size());
-  const Decision decision = decide(config, cluster, m);
-  if (decision.law == Applied::kNone) return;  // the base solver's
+// Inert contacts (impact_solver.h, "Inert contacts"): removes from `ids` the
+// contacts of s.rows whose effective inverse mass J_r M⁻¹_G J_rᵀ is below
+// kInertContactTolerance of their free value; returns how many.
+int drop_inert_contacts(const Impl& s, std::vector<int>& ids) {
+  const Impl::Rows& rows = s.rows;
+  const Eigen::MatrixXd response = rows.normals * rows.inverse_mass;  // m × 6k
+  std::vector<int> kept;
+  kept.reserve(ids.size());
+  for (int r = 0; r < rows.m; ++r) {
+    const Impl::Point& p = s.points[ids[r]];
+    const double w = response.row(r).dot(rows.normals.row(r));
+    const Eigen::Vector3d n = to_eigen(p.point->m_normalWorldOnB).normalized();
+    double free = 0.0;
+    const auto add = [&](const btRigidBody* body, const btVector3& point) {
+      if (!is_dynamic(body)) return;
+      const Eigen::Vector3d arm = to_eigen(point - body->getCenterOfMassPosition());
+      const btVector3& inertia = body->getInvInertiaDiagLocal();
+      free += double(body->getInvMass()) +
+              arm.cross(n).squaredNorm() * double(std::max({inertia.x(), inertia.y(), inertia.z()}));
+    };
+    add(p.body_a, p.point->getPositionWorldOnA());
+    add(p.body_b, p.point->getPositionWorldOnB());
+    if (w > kInertContactTolerance * free) kept.push_back(ids[r]);
+  }
+  const int dropped = rows.m - static_cast<int>(kept.size());
+  if (dropped > 0) ids = std::move(kept);
+  return dropped;
+}
 
-  ImpactReport report;
+// What resolve_cluster did with a cluster.
+enum class Resolution {
+  kNone,      // no impact: the base solver's, restitution off, not reported
+  kReported,  // left to the base solver by design (Routh cap), reported
+  kResolved,  // the impact phase applied its law, reported
+  kFailed,    // resolution failed: the base solver's with Bullet's restitution
+};
+
+// Appends `text` to a report's message.
+void add_message(ImpactReport& report, const std::string& text) {
+  if (text.empty()) return;
+  report.message = report.message.empty() ? text : report.message + "; " + text;
+}
+
+// 3–4. Resolves the cluster of `members` (bodies) and `ids_in` (its points)
+// if one of its contacts strikes; fills `report`. Writes to bodies only on
+// kResolved (apply_outcome, after its finiteness check); may throw (the
+// caller, resolve_cluster_safely, turns that into kFailed).
+Resolution resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolverStats& stats,
+                           const std::vector<int>& members, const std::vector<int>& ids_in,
+                           btTypedConstraint** constraints, int num_constraints,
+                           const btContactSolverInfo& info, ImpactReport& report) {
+  const double h = double(info.m_timeStep);
+  std::vector<int> ids = ids_in;
+  ClusterInfo cluster = classify(s, config, members, ids, h);
+  if (!cluster.impact) return Resolution::kNone;
+  Decision decision = decide(config, cluster, static_cast<int>(ids.size()));
+  if (decision.law == Applied::kNone) return Resolution::kNone;  // the base solver's
+
   report.restitution = cluster.restitution;
-  report.law = law_name(decision.law);
+  report.law = report.attempted_law = law_name(decision.law);
   if (decision.oversized) {
     ++stats.routh_oversized;
-    report.message = "cluster of " + std::to_string(m) + " contacts exceeds routh.max_contacts = " +
+    report.message = "cluster of " + std::to_string(ids.size()) + " contacts exceeds routh.max_contacts = " +
                      std::to_string(config.routh.max_contacts) + ": " +
                      (decision.law == Applied::kBaseSolver
                           ? "left to the base solver"
                           : "resolved by the propagative law, its friction left to the base solver");
   }
   if (decision.law == Applied::kBaseSolver) {
-    if (config.on_impact) {
-      for (const int id : ids) report.contacts.push_back(report_contact(s.points[id], -s.points[id].u));
-      for (const int j : members) report.bodies.push_back(s.bodies[j]);
-      config.on_impact(report);
-    }
-    return;
+    for (const int id : ids) report.contacts.push_back(report_contact(s.points[id], -s.points[id].u));
+    return Resolution::kReported;
   }
 
-  const bool routh = decision.law == Applied::kRouth || decision.law == Applied::kBlend;
+  bool routh = decision.law == Applied::kRouth || decision.law == Applied::kBlend;
   assemble<false>(s, members, ids, constraints, num_constraints, info, routh);
+  const int inert = drop_inert_contacts(s, ids);
+  if (inert > 0) {
+    stats.inert_contacts += inert;
+    if (ids.empty()) return Resolution::kNone;
+    cluster = classify(s, config, members, ids, h);
+    if (!cluster.impact) return Resolution::kNone;
+    decision = decide(config, cluster, static_cast<int>(ids.size()));
+    if (decision.law == Applied::kNone || decision.law == Applied::kBaseSolver) return Resolution::kNone;
+    report.restitution = cluster.restitution;
+    report.law = report.attempted_law = law_name(decision.law);
+    routh = decision.law == Applied::kRouth || decision.law == Applied::kBlend;
+    assemble<false>(s, members, ids, constraints, num_constraints, info, routh);
+    add_message(report, std::to_string(inert) +
+                            " inert contact(s) (effective inverse mass below kInertContactTolerance) "
+                            "left to the base solver");
+  }
   const Impl::Rows& rows = s.rows;
+  const int m = rows.m;
   ++stats.impacts;
+  for (int r = 0; r < m; ++r) {
+    const double u = rows.normals.row(r).dot(rows.admissible) + rows.offsets[r];  // as resolved
+    report.contacts.push_back(report_contact(s.points[ids[r]], -u));
+  }
   if (!rows_finite(rows, routh)) {
-    ++stats.fallbacks;
     report.status = Status::kInfeasible;
-    report.message = "non-finite body state: impact left to the base solver";
-  } else if (!routh) {
-    const ImpactResult& result =
-        solve_propagative(s, config, cluster.restitution,
-                          config.compute_indeterminacy ? &report.indeterminacy : nullptr);
+    add_message(report, "non-finite body state, metric or contact rows");
+    return Resolution::kFailed;
+  }
+  report.energy_before = cluster_kinetic_energy(s, members, rows.velocity);
+  // v_g, the joint-violating part, is added back unchanged.
+  const Eigen::VectorXd violating = rows.velocity - rows.admissible;
+  Eigen::VectorXd after;
+  if (!routh) {
+    const ImpactResult& result = solve_propagative(s, config, ids, cluster.restitution,
+                                                   config.compute_indeterminacy ? &report.indeterminacy : nullptr);
     stats.reflections += result.reflections;
-    if (result.status != Status::kSuccess) ++stats.fallbacks;
-    const Eigen::VectorXd& after = result.outcomes.at(0).velocity;
-    apply_outcome(s, members, ids, after, cluster.threshold);
     report.status = result.status;
-    if (!result.message.empty())
-      report.message = report.message.empty() ? result.message : report.message + "; " + result.message;
-    report.sequence = result.outcomes[0].sequence;
-    report.energy_before = result.energy_before;
-    report.energy_after = result.energy_after;
-    for (int r = 0; r < m; ++r) {
-      const double u = rows.normals.row(r).dot(rows.velocity) + rows.offsets[r];  // as resolved
-      ImpactReport::Contact contact = report_contact(s.points[ids[r]], -u);
-      contact.impulse = result.outcomes[0].impulses[r];
-      report.contacts.push_back(contact);
+    add_message(report, result.message);
+    if (result.status != Status::kSuccess) {
+      ++stats.fallbacks;
+      return Resolution::kFailed;
     }
+    const auto& outcome = result.outcomes.at(0);
+    after = outcome.velocity + violating;
+    report.sequence = outcome.sequence;
+    for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = outcome.impulses[r];
   } else {
     report.sample_seed = routh_seed(s, config, members);
-    FrictionalResult sample;
-    double step = 0.0;
-    bool sampled = false;
-    try {
-      const RouthSampler sampler(frictional_problem(rows, config.routh),
-                                 routh_parameters(config.routh, report.sample_seed));
-      step = sampler.step();
-      sample = sampler.sample(0);
-      sampled = !sample.outcomes.empty() && sample.outcomes[0].velocity.allFinite();
-      if (!sampled && sample.message.empty()) sample.message = "Routh sample is not finite";
-    } catch (const std::exception& e) {
-      sample.status = Status::kInfeasible;
-      sample.message = e.what();
-    }
-    report.step = step;
+    const RouthSampler sampler(frictional_problem(rows, config.routh),
+                               routh_parameters(config.routh, report.sample_seed));
+    report.step = sampler.step();
+    const FrictionalResult sample = sampler.sample(0);
     report.status = sample.status;
-    if (!sample.message.empty())
-      report.message = report.message.empty() ? sample.message : report.message + "; " + sample.message;
-    if (!sampled) {
+    add_message(report, sample.message);
+    if (sample.outcomes.empty()) {
+      if (report.status == Status::kSuccess) report.status = Status::kInfeasible;
+      add_message(report, "Routh sample has no outcome");
       ++stats.fallbacks;
-      report.status = sample.status == Status::kSuccess ? Status::kInfeasible : sample.status;
-      report.message += ": impact left to the base solver";
-    } else {
-      const FrictionalOutcome& outcome = sample.outcomes[0];
-      ++stats.routh_impacts;
-      stats.routh_lcps += outcome.lcps;
-      if (sample.status != Status::kSuccess) ++stats.fallbacks;
-      report.lcps = outcome.lcps;
-      report.terminated = outcome.terminated;
-      report.finished_by_fallback = outcome.finished_by_fallback;
-      // Auto's blend for frictional 0 < R < 1 (impact_solver.h, "Laws").
-      const double alpha = decision.law == Applied::kBlend ? cluster.restitution : 0.0;
-      Eigen::VectorXd after = outcome.velocity;
-      const ImpactResult* elastic = nullptr;
-      if (alpha > 0.0) {
-        elastic = &solve_propagative(s, config, 1.0);
-        stats.reflections += elastic->reflections;
-        if (elastic->status != Status::kSuccess) {
-          ++stats.fallbacks;
-          report.message += (report.message.empty() ? "" : "; ") + elastic->message;
-        }
-        after = alpha * elastic->outcomes.at(0).velocity + (1.0 - alpha) * outcome.velocity;
-        report.sequence = elastic->outcomes[0].sequence;
+      return Resolution::kFailed;
+    }
+    const FrictionalOutcome& outcome = sample.outcomes[0];
+    report.lcps = outcome.lcps;
+    report.terminated = outcome.terminated;
+    report.finished_by_fallback = outcome.finished_by_fallback;
+    ++stats.routh_impacts;
+    stats.routh_lcps += outcome.lcps;
+    if (sample.status != Status::kSuccess) {
+      ++stats.fallbacks;
+      return Resolution::kFailed;
+    }
+    // Auto's blend for frictional 0 < R < 1 (impact_solver.h, "Laws").
+    const double alpha = decision.law == Applied::kBlend ? cluster.restitution : 0.0;
+    after = outcome.velocity;
+    const ImpactResult* elastic = nullptr;
+    if (alpha > 0.0) {
+      elastic = &solve_propagative(s, config, ids, 1.0);
+      stats.reflections += elastic->reflections;
+      if (elastic->status != Status::kSuccess) {
+        ++stats.fallbacks;
+        report.status = elastic->status;
+        add_message(report, std::string("elastic part of the blend: ") + elastic->message);
+        return Resolution::kFailed;
       }
-      apply_outcome(s, members, ids, after, cluster.threshold);
-      report.energy_before = cluster_kinetic_energy(s, members, rows.velocity);
-      report.energy_after = cluster_kinetic_energy(s, members, after);
-      for (int r = 0; r < m; ++r) {
-        const double u = rows.normals.row(r).dot(rows.velocity) + rows.offsets[r];
-        ImpactReport::Contact contact = report_contact(s.points[ids[r]], -u);
-        const size_t rr = static_cast<size_t>(r);
-        contact.impulse = (1.0 - alpha) * outcome.normal_impulses[r] +
-                          (elastic != nullptr ? alpha * elastic->outcomes[0].impulses[r] : 0.0);
-        contact.tangent1 = to_bullet(rows.t1[rr]);
-        contact.tangent2 = to_bullet(rows.t2[rr]);
-        contact.friction_impulse =
-            to_bullet((1.0 - alpha) * (outcome.tangential_impulses[2 * r] * rows.t1[rr] +
-                                       outcome.tangential_impulses[2 * r + 1] * rows.t2[rr]));
-        report.contacts.push_back(contact);
-      }
+      after = alpha * elastic->outcomes.at(0).velocity + (1.0 - alpha) * outcome.velocity;
+      report.sequence = elastic->outcomes[0].sequence;
+    }
+    after += violating;
+    for (int r = 0; r < m; ++r) {
+      ImpactReport::Contact& contact = report.contacts[static_cast<size_t>(r)];
+      const size_t rr = static_cast<size_t>(r);
+      contact.impulse = (1.0 - alpha) * outcome.normal_impulses[r] +
+                        (elastic != nullptr ? alpha * elastic->outcomes[0].impulses[r] : 0.0);
+      contact.tangent1 = to_bullet(rows.t1[rr]);
+      contact.tangent2 = to_bullet(rows.t2[rr]);
+      contact.friction_impulse =
+          to_bullet((1.0 - alpha) * (outcome.tangential_impulses[2 * r] * rows.t1[rr] +
+                                     outcome.tangential_impulses[2 * r + 1] * rows.t2[rr]));
     }
   }
+  if (!after.allFinite() || !apply_outcome(s, members, ids, after, cluster.threshold)) {
+    report.status = Status::kInfeasible;
+    add_message(report, "non-finite outcome");
+    return Resolution::kFailed;
+  }
+  report.energy_after = cluster_kinetic_energy(s, members, after);
   // The impact replaced whatever these points carried from the last step.
   // Their penetration is not corrected this step: the impact's velocities
   // carry the bodies apart, while a push-out by the base solver would add
@@ -763,10 +877,65 @@ void resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolverStat
   // two steps would climb higher each time). Collision detection recomputes
   // the distance next step.
   for (const int id : ids) internal::forget_warm_start_and_overlap(*s.points[id].point);
-  if (config.on_impact) {
-    for (const int j : members) report.bodies.push_back(s.bodies[j]);
+  return Resolution::kResolved;
+}
+
+// Calls on_impact; an exception from the host's callback never escapes.
+void notify(const ImpactSolverConfig& config, ImpactSolverStats& stats, const ImpactReport& report) {
+  if (!config.on_impact) return;
+  try {
     config.on_impact(report);
+  } catch (...) {
+    ++stats.callback_exceptions;
   }
+}
+
+// resolve_cluster under the "Failures" rules (impact_solver.h): nothing
+// escapes; a failed cluster is marked (its bodies' s.failed entries) for the
+// base solve with Bullet's restitution, nothing of the impact phase stays on
+// its bodies, and it is reported and counted.
+void resolve_cluster_safely(Impl& s, const ImpactSolverConfig& config, ImpactSolverStats& stats,
+                            const std::vector<int>& members, const std::vector<int>& ids,
+                            btTypedConstraint** constraints, int num_constraints,
+                            const btContactSolverInfo& info) {
+  ImpactReport report;
+  Resolution resolution = Resolution::kNone;
+  const size_t separating_before = s.separating.size();
+  try {
+    resolution = resolve_cluster(s, config, stats, members, ids, constraints, num_constraints, info, report);
+  } catch (const std::exception& e) {
+    resolution = Resolution::kFailed;
+    report.status = Status::kInfeasible;
+    add_message(report, std::string("exception: ") + e.what());
+  } catch (...) {
+    resolution = Resolution::kFailed;
+    report.status = Status::kInfeasible;
+    add_message(report, "unknown exception");
+  }
+  if (resolution == Resolution::kNone) return;
+  if (resolution == Resolution::kFailed) {
+    // apply_outcome is the only writer and checks everything before its
+    // first write, so the bodies still hold their pre-impact state.
+    s.separating.resize(separating_before);
+    if (s.failed.size() < s.bodies.size()) s.failed.resize(s.bodies.size(), 0);
+    for (const int j : members) s.failed[static_cast<size_t>(j)] = 1;
+    ++stats.fallbacks_to_base;
+    report.fallback_to_base = true;
+    report.law = kLawBaseSolver;
+    if (report.status == Status::kSuccess) report.status = Status::kInfeasible;
+    add_message(report, std::string("cluster handed to the base solver with Bullet's restitution (") +
+                            report.attempted_law + " failed)");
+    report.sequence.clear();
+    report.contacts.clear();
+    for (const int id : ids) report.contacts.push_back(report_contact(s.points[id], -s.points[id].u));
+    report.energy_after = report.energy_before;
+  }
+  if (!config.on_impact) return;
+  for (const int j : members) {
+    report.bodies.push_back(s.bodies[j]);
+    report.body_ids.push_back(s.bodies[j]->getWorldArrayIndex());
+  }
+  notify(config, stats, report);
 }
 
 // Contacts an impact left separating faster than the impact threshold carry
@@ -800,6 +969,36 @@ void clear_batch(Impl& s) {
   s.index.clear();
   s.points.clear();
   s.separating.clear();
+  s.failed.clear();
+}
+
+// Restitution off for the base solve (impact_solver.h, point 5): every
+// visible point's m_combinedRestitution is set to 0 (saved in s.muted and
+// restored after the base solve), except on manifolds with a body of a
+// failed cluster. Bullet's restitutionCurve gives r·(−v_n), which is then
+// ≤ 0 and clamped to 0 by the solver exactly as the value 0 that
+// m_restitutionVelocityThreshold = ∞ used to give, so the base solve of
+// every cluster that did not fail is bit-for-bit what it was.
+void mute_restitution(Impl& s, btPersistentManifold** manifolds, int num_manifolds) {
+  s.muted.clear();
+  if (s.all_failed) return;
+  bool any_failed = false;
+  for (const char f : s.failed) any_failed = any_failed || f != 0;
+  const auto failed = [&](const btCollisionObject* object) {
+    const auto it = s.index.find(btRigidBody::upcast(object));
+    return it != s.index.end() && static_cast<size_t>(it->second) < s.failed.size() &&
+           s.failed[static_cast<size_t>(it->second)] != 0;
+  };
+  for (int k = 0; k < num_manifolds; ++k) {
+    btPersistentManifold* manifold = manifolds[k];
+    if (any_failed && (failed(manifold->getBody0()) || failed(manifold->getBody1()))) continue;
+    for (int c = 0; c < manifold->getNumContacts(); ++c) {
+      btManifoldPoint& point = manifold->getContactPoint(c);
+      if (point.m_combinedRestitution == btScalar(0)) continue;
+      s.muted.emplace_back(&point, point.m_combinedRestitution);
+      point.m_combinedRestitution = btScalar(0);
+    }
+  }
 }
 
 }  // namespace
@@ -849,23 +1048,34 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
   StrikeRule rule;
   rule.plastic = config_.resolve_plastic_impacts || config_.law == ImpactLaw::kRouth;
   rule.frictional = config_.law == ImpactLaw::kAuto;
-  const bool any_strike = collect_points<false>(s, config_, manifolds, num_manifolds,
-                                                info.m_timeStep, rule);
-
-  if (any_strike) {
-    const int n_bodies = build_clusters(s, constraints, num_constraints);
-    // 3–4. Resolve every cluster that has an impact.
-    for (int root = 0; root < n_bodies; ++root)
-      if (!s.clusters.points[root].empty())
-        resolve_cluster(s, config_, stats_, s.clusters.members[root], s.clusters.points[root],
-                        constraints, num_constraints, info);
+  s.all_failed = false;
+  try {
+    const bool any_strike = collect_points<false>(s, config_, manifolds, num_manifolds,
+                                                  info.m_timeStep, rule);
+    if (any_strike) {
+      const int n_bodies = build_clusters(s, constraints, num_constraints);
+      // 3–4. Resolve every cluster that has an impact (each one under its
+      // own catch: resolve_cluster_safely).
+      for (int root = 0; root < n_bodies; ++root)
+        if (!s.clusters.points[root].empty())
+          resolve_cluster_safely(s, config_, stats_, s.clusters.members[root], s.clusters.points[root],
+                                 constraints, num_constraints, info);
+    }
+  } catch (...) {
+    // Collection or clustering failed (in practice only std::bad_alloc)
+    // before any cluster was resolved: the whole batch is the base solver's
+    // with Bullet's own restitution, as without simpact.
+    s.all_failed = true;
+    s.separating.clear();
+    ++stats_.fallbacks_to_base;
   }
 
   hide_separating_points(s);
 
-  // 5. Everything else is the base solver's, with restitution off.
+  // 5. Everything else is the base solver's, with restitution off, except
+  // the failed clusters', which keep Bullet's own (impact_solver.h, point 5).
+  mute_restitution(s, manifolds, num_manifolds);
   btContactSolverInfo base_info = info;
-  base_info.m_restitutionVelocityThreshold = BT_LARGE_FLOAT;
   if (config_.split_impulse_for_all_penetrations) {
     // SI corrects a penetration (distance < 0) in the real velocity
     // (Baumgarte, m_erp) when `distance > m_splitImpulsePenetrationThreshold`
@@ -878,6 +1088,8 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
   const btScalar residual = base_->solveGroup(bodies, num_bodies, manifolds, num_manifolds,
                                               constraints, num_constraints, base_info,
                                               debug_drawer, dispatcher);
+  for (const auto& [point, restitution] : s.muted) point->m_combinedRestitution = restitution;
+  s.muted.clear();
   for (const auto& [manifold, count] : s.hidden_counts) manifold->setNumContacts(count);
   return residual;
 }
@@ -927,8 +1139,17 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
   const int n_bodies = build_clusters(s, joints, num_joints);
   for (int root = 0; root < n_bodies; ++root) {
     const std::vector<int>& members = s.clusters.members[root];
-    const std::vector<int>& ids = s.clusters.points[root];
-    if (ids.empty()) continue;
+    const std::vector<int>& ids_in = s.clusters.points[root];
+    if (ids_in.empty()) continue;
+    const ClusterInfo first = classify(s, config_, members, ids_in, double(time_step));
+    if (!first.impact) continue;
+    // Inert contacts leave the problem as they do in the step.
+    std::vector<int> ids = ids_in;
+    assemble<true>(s, members, ids, joints, num_joints, info, true);
+    if (drop_inert_contacts(s, ids) > 0) {
+      if (ids.empty()) continue;
+      assemble<true>(s, members, ids, joints, num_joints, info, true);
+    }
     const ClusterInfo cluster = classify(s, config_, members, ids, double(time_step));
     if (!cluster.impact) continue;
     const int m = static_cast<int>(ids.size());
@@ -937,17 +1158,19 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
     prediction.law = law_name(decision.law);
     prediction.restitution = cluster.restitution;
     prediction.sample_seed = routh_seed(s, config_, members);
-    assemble<true>(s, members, ids, joints, num_joints, info, true);
     const Impl::Rows& rows = s.rows;
     for (const int j : members) prediction.bodies.push_back(s.bodies[j]);
     for (int r = 0; r < m; ++r) {
-      const double u = rows.normals.row(r).dot(rows.velocity) + rows.offsets[r];
+      const double u = rows.normals.row(r).dot(rows.admissible) + rows.offsets[r];
       ImpactReport::Contact contact = report_contact(s.points[ids[r]], -u);
       contact.tangent1 = to_bullet(rows.t1[static_cast<size_t>(r)]);
       contact.tangent2 = to_bullet(rows.t2[static_cast<size_t>(r)]);
       prediction.contacts.push_back(contact);
     }
-    prediction.velocity = rows.velocity;
+    // The set maps v_a (= v* without joint violation) to its samples; the
+    // step writes pre_force + (v⁺_k − v_a) (impact_solver.h, "Joint-violating
+    // velocities").
+    prediction.velocity = rows.admissible;
     prediction.pre_force = rows.pre_force;
     if (m > config_.routh.max_contacts) {
       prediction.message = "cluster of " + std::to_string(m) +

@@ -89,7 +89,7 @@ void add_block(Eigen::RowVectorXd& out, int body, const btScalar* linear, const 
 int append_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_constraints,
                                 const std::function<int(const btRigidBody*)>& body_index,
                                 int num_bodies, const btContactSolverInfo& info,
-                                Eigen::MatrixXd& G) {
+                                Eigen::MatrixXd& G, Eigen::VectorXd* offsets) {
   if (num_constraints < 0 || num_bodies < 0)
     throw std::invalid_argument("append_bilateral_joint_rows: negative count");
   if (num_constraints > 0 && constraints == nullptr)
@@ -114,8 +114,24 @@ int append_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_c
     return index;
   };
 
+  if (offsets != nullptr && offsets->size() != G.rows())
+    throw std::invalid_argument("append_bilateral_joint_rows: offsets has " +
+                                std::to_string(offsets->size()) + " entries, G " +
+                                std::to_string(G.rows()) + " rows");
+
   RowScratch scratch;
   std::vector<Eigen::RowVectorXd> rows;
+  std::vector<double> row_offsets;
+  // c of one side outside the cluster: J·[v, ω] at the body's velocity.
+  const auto outside = [&](const btRigidBody& body, const btScalar* linear, const btScalar* angular) {
+    if (&body == fixed_body) return 0.0;
+    const btVector3& v = body.getLinearVelocity();
+    const btVector3& w = body.getAngularVelocity();
+    double sum = 0.0;
+    for (int i = 0; i < 3; ++i)
+      sum += double(linear[i]) * double(v[i]) + double(angular[i]) * double(w[i]);
+    return sum;
+  };
   for (int c = 0; c < num_constraints; ++c) {
     btTypedConstraint* constraint = constraints[c];
     if (constraint == nullptr || !constraint->isEnabled()) continue;
@@ -148,21 +164,46 @@ int append_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_c
       if (b >= 0) add_block(g, b, row + kJ2Linear, row + kJ2Angular);
       if (!g.allFinite() || (g.array() == 0.0).all()) continue;
       rows.push_back(std::move(g));
+      double c_row = 0.0;
+      if (a < 0) c_row += outside(constraint->getRigidBodyA(), row + kJ1Linear, row + kJ1Angular);
+      if (b < 0) c_row += outside(constraint->getRigidBodyB(), row + kJ2Linear, row + kJ2Angular);
+      row_offsets.push_back(std::isfinite(c_row) ? c_row : 0.0);
     }
   }
 
   const Eigen::Index old_rows = G.rows();
   G.conservativeResize(old_rows + static_cast<Eigen::Index>(rows.size()), n);
   for (std::size_t i = 0; i < rows.size(); ++i) G.row(old_rows + static_cast<Eigen::Index>(i)) = rows[i];
+  if (offsets != nullptr) {
+    offsets->conservativeResize(G.rows());
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      (*offsets)[old_rows + static_cast<Eigen::Index>(i)] = row_offsets[i];
+  }
   return static_cast<int>(rows.size());
 }
 
 Eigen::MatrixXd constrained_inverse_mass(const Eigen::MatrixXd& inverse_mass,
                                          const Eigen::MatrixXd& G) {
+  return joint_metric(inverse_mass, G).inverse_mass;
+}
+
+Eigen::VectorXd JointMetric::violating(const Eigen::MatrixXd& G, const Eigen::VectorXd& velocity,
+                                       const Eigen::VectorXd& offsets) const {
+  if (reduce.rows() == 0) return Eigen::VectorXd::Zero(velocity.size());
+  Eigen::VectorXd drift = G * velocity;
+  if (offsets.size() == drift.size()) drift += offsets;
+  return response * (reduce * drift);
+}
+
+JointMetric joint_metric(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& G) {
+  JointMetric metric;
+  metric.inverse_mass = inverse_mass;
+  metric.response.resize(inverse_mass.rows(), 0);
+  metric.reduce.resize(0, G.rows());
   const Eigen::Index n = inverse_mass.rows();
   if (inverse_mass.cols() != n)
     throw std::invalid_argument("constrained_inverse_mass: M⁻¹ is not square");
-  if (G.rows() == 0) return inverse_mass;
+  if (G.rows() == 0) return metric;
   if (G.cols() != n)
     throw std::invalid_argument("constrained_inverse_mass: G has " + std::to_string(G.cols()) +
                                 " columns, M⁻¹ " + std::to_string(n));
@@ -188,7 +229,7 @@ Eigen::MatrixXd constrained_inverse_mass(const Eigen::MatrixXd& inverse_mass,
       scale.push_back(1.0 / std::sqrt(reach));
     }
   }
-  if (kept.empty()) return inverse_mass;
+  if (kept.empty()) return metric;
 
   const Eigen::Index k = static_cast<Eigen::Index>(kept.size());
   Eigen::MatrixXd scaled(k, n);
@@ -205,12 +246,16 @@ Eigen::MatrixXd constrained_inverse_mass(const Eigen::MatrixXd& inverse_mass,
   std::vector<Eigen::Index> rank;
   for (Eigen::Index j = 0; j < k; ++j)
     if (eigen.eigenvalues()[j] > kJointRankTolerance) rank.push_back(j);
-  if (rank.empty()) return inverse_mass;
+  if (rank.empty()) return metric;
   Eigen::MatrixXd w(n, static_cast<Eigen::Index>(rank.size()));
+  Eigen::MatrixXd reduce = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(rank.size()), G.rows());
   for (std::size_t r = 0; r < rank.size(); ++r) {
     const Eigen::Index j = rank[r];
     w.col(static_cast<Eigen::Index>(r)) =
         mgt * eigen.eigenvectors().col(j) / std::sqrt(eigen.eigenvalues()[j]);
+    for (Eigen::Index q = 0; q < k; ++q)
+      reduce(static_cast<Eigen::Index>(r), kept[static_cast<size_t>(q)]) =
+          eigen.eigenvectors()(q, j) * scale[static_cast<size_t>(q)] / std::sqrt(eigen.eigenvalues()[j]);
   }
   Eigen::MatrixXd result = inverse_mass;
   result.noalias() -= w * w.transpose();
@@ -222,7 +267,10 @@ Eigen::MatrixXd constrained_inverse_mass(const Eigen::MatrixXd& inverse_mass,
       result(j, i) = mean;
     }
   }
-  return result;
+  metric.inverse_mass = std::move(result);
+  metric.response = std::move(w);
+  metric.reduce = std::move(reduce);
+  return metric;
 }
 
 Eigen::Matrix<double, 6, 6> body_inverse_mass(const btRigidBody& body) {

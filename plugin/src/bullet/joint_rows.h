@@ -77,10 +77,38 @@ inline constexpr double kJointRankTolerance = 1e-8;
 /// positions in the same step.
 /// Throws std::invalid_argument on a bad G shape or m_timeStep ≤ 0, and
 /// std::out_of_range when body_index returns an index outside [−1, N).
+///
+/// With `offsets` (non-null; it must have G's old row count), also appends
+/// each new row's terms on the bodies outside the cluster,
+///     c_i = J1·[v_A, ω_A] (A outside) + J2·[v_B, ω_B] (B outside),
+/// at those bodies' current velocities (kinematic partners; static bodies
+/// and getFixedBody() are at rest): the joint holds when G v + c = 0.
 int append_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_constraints,
                                 const std::function<int(const btRigidBody*)>& body_index,
                                 int num_bodies, const btContactSolverInfo& info,
-                                Eigen::MatrixXd& G);
+                                Eigen::MatrixXd& G, Eigen::VectorXd* offsets = nullptr);
+
+/// The joint-constrained metric of a cluster and the M-orthogonal split of a
+/// velocity into its joint-admissible and joint-violating parts
+/// (impact_solver.h, "Joint-violating velocities"):
+///     M⁻¹_G = M⁻¹ − W Wᵀ,   W = M⁻¹Ĝᵀ U_r Λ_r^{-1/2},
+///     v_g   = W · reduce · (G v + c) = M⁻¹Gᵀ (G M⁻¹ Gᵀ)⁺ (G v + c),
+/// Ĝ the kept rows of G scaled to unit reach, U_r Λ_r U_rᵀ the eigenpairs of
+/// Ĝ M⁻¹ Ĝᵀ above kJointRankTolerance, reduce = Λ_r^{-1/2} U_rᵀ S (S scales
+/// and selects the kept rows; r × G.rows()). With no effective row, W and
+/// reduce have 0 columns / rows and v_g = 0.
+struct JointMetric {
+  Eigen::MatrixXd inverse_mass;  ///< M⁻¹_G, exactly symmetric
+  Eigen::MatrixXd response;      ///< W, n × r
+  Eigen::MatrixXd reduce;        ///< r × G.rows()
+
+  /// v_g of `velocity` (n) with joint offsets c (G.rows(); empty = 0).
+  Eigen::VectorXd violating(const Eigen::MatrixXd& G, const Eigen::VectorXd& velocity,
+                            const Eigen::VectorXd& offsets) const;
+};
+
+/// The metric and split above; throws as constrained_inverse_mass.
+JointMetric joint_metric(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& G);
 
 /// M⁻¹_G = M⁻¹ − M⁻¹Gᵀ (G M⁻¹ Gᵀ)⁺ G M⁻¹: the inverse inertia of the cluster
 /// with its joints locked in (an impulse f changes v by M⁻¹_G f and keeps

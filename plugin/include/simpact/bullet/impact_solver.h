@@ -34,8 +34,12 @@
 //  4. The core law resolves it (ImpactSolverConfig::law, see "Laws" below);
 //     velocities are written back and the warm start of its contact points
 //     is cleared.
-//  5. The base solver then runs on the whole batch with restitution off
-//     (m_restitutionVelocityThreshold = ∞). Points the impact left separating
+//  5. The base solver then runs on the whole batch with restitution off:
+//     every visible point's m_combinedRestitution is set to 0 for the base
+//     solve and restored right after (Bullet's restitutionCurve then gives 0,
+//     exactly what m_restitutionVelocityThreshold = ∞ gave before), EXCEPT
+//     the points of manifolds touching a failed cluster (see "Failures"),
+//     which keep Bullet's own restitution. Points the impact left separating
 //     are hidden from it for this call (some base solvers, e.g. MLCP with
 //     btLemkeSolver, would apply adhesive impulses to them), and impacted
 //     points are not pushed out of penetration (that would add energy). It
@@ -114,6 +118,57 @@
 // Points of a resolved impact are not pushed out of penetration in that step:
 // the impact's velocities separate them, and a push-out would add potential
 // energy at every bounce.
+//
+// ── Joint-violating velocities ──────────────────────────────────────────────
+// Pre-impact velocities may violate the cluster's bilateral joints (G v + c ≠
+// 0, c the joint rows' terms of static and kinematic partners: drift the
+// base solver has not removed yet, a kinematic partner that moved). The
+// impact acts only on the joint-admissible part: v* is split M-orthogonally
+//     v* = v_a + v_g,  v_g = M⁻¹Gᵀ (G M⁻¹ Gᵀ)⁺ (G v* + c),  G v_a + c = 0,
+// the law resolves v_a (contact velocities J v_a + b) in the metric M⁻¹_G,
+// and v_g is added back unchanged: v⁺ = v_a⁺ + v_g. Every impulse of the
+// impact changes v by M⁻¹_G Jᵀλ ∈ ker G, which is M-orthogonal to v_g, so
+// the kinetic energy splits as E(v_a) + E(v_g) before and after, and the
+// impact never changes (in particular never feeds) the violating part: an
+// impact that keeps or loses the energy of v_a keeps or loses the total.
+// The base solver's joint rows then remove the drift as they would without
+// simpact. (Resolving v* itself in M⁻¹_G let the contacts reflect the
+// violating part too: ×26 energy in one impact, issue #10.)
+//
+// ── Inert contacts ──────────────────────────────────────────────────────────
+// A contact whose effective inverse mass in the cluster's metric,
+// w = J_r M⁻¹_G J_rᵀ, is below kInertContactTolerance times its free value
+// (the same row with every body free: m⁻¹ + |r × n|² λ_max(I⁻¹) per dynamic
+// body, no factors, no joints) cannot move along its normal: factors lock it
+// (a capsule with linear factor (1, 0, 1) resting on the ground) or joints
+// do, and what is left of w is rounding residue of the metric. Impulses u/w
+// on such a residue reach 1e12 N·s and feed energy. Such contacts are inert:
+// they are left out of the impact (no impulse, not reported as resolved)
+// and the base solver handles them as sustained contact; the count is
+// ImpactSolverStats::inert_contacts. A cluster none of whose striking
+// contacts is left is no impact.
+//
+// ── Failures ────────────────────────────────────────────────────────────────
+// Nothing simpact does escapes solveGroup: every cluster's resolution runs
+// under a catch of std::exception and of anything else. A cluster fails when
+// its law returns a status other than success (reflection cap, infeasible,
+// LCP failure, step limit: every non-success status, whatever the law's own
+// fallback would have applied), throws, or its input (velocities, metric,
+// rows) or outcome (velocities, position correction) is not finite. A
+// failed cluster gets NOTHING from the impact phase (no velocity, position
+// or warm-start change; a partial write is undone), and for this step it is
+// handed to the base solver with Bullet's own restitution (point 5); its
+// report says which cluster (bodies, body_ids, contacts), why (status,
+// message) and which fallback (fallback_to_base, attempted_law), and
+// ImpactSolverStats::fallbacks_to_base counts it. Nothing non-finite is ever
+// written to a body by simpact. An exception from on_impact is caught too
+// (ImpactSolverStats::callback_exceptions); the impact it reported stands.
+// Joints: the bilateral rows of every btTypedConstraint (point-to-point,
+// hinge, slider, cone-twist, 6-DoF, 6-DoF spring 2, fixed, gear, hinge 2,
+// universal) are read through getInfo1/getInfo2 and enter the metric; rows
+// with finite bounds (limits, motors, springs, and every row of a breakable
+// joint, whose bounds Bullet clamps to its breaking threshold) and disabled
+// joints are the base solver's, which applies them after the impact.
 #pragma once
 
 #include <simpact/propagative.h>
@@ -153,12 +208,34 @@ const char* to_string(ImpactLaw law);
 /// accepted names otherwise.
 ImpactLaw parse_impact_law(const std::string& name);
 
-/// One resolved impact, passed to ImpactSolverConfig::on_impact.
+/// One impact cluster, passed to ImpactSolverConfig::on_impact: resolved,
+/// left to the base solver by the Routh cap, or handed to the base solver
+/// because its resolution failed (`fallback_to_base`).
+///
+/// Lifetime: the POINTERS (`bodies`, Contact::a, Contact::b) are valid only
+/// inside the on_impact callback — afterwards Bullet may delete or move the
+/// objects, and a report kept after its world is destroyed holds dangling
+/// pointers. To identify bodies later, use the IDS (`body_ids`,
+/// Contact::id_a, Contact::id_b): each object's
+/// btCollisionObject::getWorldArrayIndex() at the time of the impact, i.e.
+/// its index in btCollisionWorld::getCollisionObjectArray(). Ids are plain
+/// ints, safe to keep and compare forever; they name the same object as long
+/// as no collision object is removed from the world (removal moves the last
+/// object into the freed slot). The world array index was chosen over the
+/// user index because Bullet assigns it to every object (static, kinematic
+/// and the ground included) and keeps it unique, while user indices are the
+/// host's to set (−1 by default). Objects not in a world (e.g.
+/// btTypedConstraint::getFixedBody()) have id −1.
 struct ImpactReport {
-  std::vector<const btCollisionObject*> bodies;  ///< dynamic bodies of the cluster
+  /// Dynamic bodies of the cluster; valid only inside the callback.
+  std::vector<const btCollisionObject*> bodies;
+  /// getWorldArrayIndex() of each entry of `bodies` (same order).
+  std::vector<int> body_ids;
   struct Contact {
-    const btCollisionObject* a = nullptr;  ///< Bullet's body 0 of the manifold
-    const btCollisionObject* b = nullptr;  ///< body 1 (may be static/kinematic)
+    const btCollisionObject* a = nullptr;  ///< Bullet's body 0 of the manifold (callback only)
+    const btCollisionObject* b = nullptr;  ///< body 1, may be static/kinematic (callback only)
+    int id_a = -1;                         ///< a->getWorldArrayIndex()
+    int id_b = -1;                         ///< b->getWorldArrayIndex()
     double approach_speed = 0.0;           ///< −u before the impact, as resolved (mid-step) [m/s]
     double impulse = 0.0;                  ///< λ [N·s] (normal)
     btVector3 point_on_a{0, 0, 0};         ///< world contact point on a [m]
@@ -175,9 +252,21 @@ struct ImpactReport {
   /// The law applied to this cluster: "propagative", "routh",
   /// "routh_restitution" (auto's blend for frictional 0 < R < 1) or
   /// "base_solver" (a Routh cluster over RouthSettings::max_contacts, left to
-  /// the base solver; `message` says why; its contacts carry the approach
+  /// the base solver with restitution off; or a failed cluster, see
+  /// `fallback_to_base`; `message` says why; its contacts carry the approach
   /// speeds without this step's forces and no impulses).
   const char* law = "propagative";
+  /// The cluster's resolution failed (see "Failures" above) and, for this
+  /// step, the cluster was handed to the base solver WITH BULLET'S OWN
+  /// RESTITUTION (m_combinedRestitution and m_restitutionVelocityThreshold as
+  /// the world has them); nothing of the impact phase was applied to its
+  /// bodies. `law` is then "base_solver", `attempted_law` the law that
+  /// failed, `status` and `message` say why (status kSuccess never appears
+  /// with it: an exception or an unsupported input reports kInfeasible).
+  bool fallback_to_base = false;
+  /// With fallback_to_base: the law that was attempted ("propagative",
+  /// "routh", "routh_restitution"); otherwise equal to `law`.
+  const char* attempted_law = "propagative";
   double restitution = 1.0;
   std::vector<int> sequence;      ///< contacts reflected (indices into contacts)
   double energy_before = 0.0;     ///< kinetic energy of the cluster (mid-step velocities) [J]
@@ -313,17 +402,43 @@ void validate(const ImpactSolverConfig& config);
 /// relative (the cone's anisotropy acts on a slip that small).
 inline constexpr double kSlipFrameTolerance = 1e-6;
 
+/// Inert contacts (see "Inert contacts"): effective inverse mass below this
+/// fraction of its free value. Same size as the joint metric's rank cut
+/// (kJointRankTolerance, 1e-8 of the row-scaled Gram matrix): the metric
+/// cannot resolve a response below it — its rounding residue reaches
+/// ε/1e-8 ≈ 2e-8 of the free response for a Gram eigenvalue at the cut —
+/// and a response of 1e-8 is an effective mass 10⁸ times the bodies' own,
+/// an immovable wall for any strike (its rebound is the base solver's).
+inline constexpr double kInertContactTolerance = 1e-8;
+
 inline constexpr double kThresholdGravitySteps = 0.25;
 /// Floor of the automatic threshold for gravity-free scenes [m/s]: the
 /// velocity noise of a resting contact without gravity is rounding,
 /// ~1e-12 m/s; 1e-6 m/s is far above it and far below any real strike.
 inline constexpr double kMinimumImpactThreshold = 1e-6;
 
+/// Counters since construction (reset() does not clear them).
 struct ImpactSolverStats {
-  std::int64_t solve_calls = 0;
-  std::int64_t impacts = 0;           ///< clusters resolved
-  std::int64_t reflections = 0;
-  std::int64_t fallbacks = 0;         ///< impacts whose status was not success
+  std::int64_t solve_calls = 0;       ///< solveGroup calls
+  /// Impact clusters handed to a law (propagative, routh or their blend),
+  /// whether the law then succeeded or not; not the oversized Routh
+  /// clusters (routh_oversized) nor plastic clusters the propagative law
+  /// leaves to the base solver.
+  std::int64_t impacts = 0;
+  std::int64_t reflections = 0;       ///< propagative reflections of those impacts
+  /// Impacts whose law returned a status other than success (every one of
+  /// them is also a fallback_to_base).
+  std::int64_t fallbacks = 0;
+  /// Clusters handed to the base solver with Bullet's own restitution
+  /// because their resolution failed: a non-success status, an exception, a
+  /// non-finite input or outcome (see "Failures"). ≥ fallbacks.
+  std::int64_t fallbacks_to_base = 0;
+  /// Exceptions thrown by ImpactSolverConfig::on_impact, caught by the
+  /// solver (the impact stands; the host's callback failed, not the law).
+  std::int64_t callback_exceptions = 0;
+  /// Contacts of impact clusters left out as inert (effective inverse mass
+  /// below kInertContactTolerance of its free value, see "Inert contacts").
+  std::int64_t inert_contacts = 0;
   std::int64_t routh_impacts = 0;     ///< clusters resolved with a Routh sample (routh, blend)
   std::int64_t routh_lcps = 0;        ///< LCPs those samples took
   std::int64_t routh_oversized = 0;   ///< Routh clusters over RouthSettings::max_contacts
