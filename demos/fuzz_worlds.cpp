@@ -11,6 +11,9 @@
 // Every failing world prints one reproduction line,
 //   FAIL seed=S world=I: <what>  [<world description>]
 //   rerun: fuzz_worlds --seed S --only I --steps K
+// and every other world whose impact phase gained energy without a
+// kinematic partner (general worlds: joints, gravity) one line,
+//   GAIN seed=S world=I: <count> … [<world description>]
 // World I depends only on (S, I), never on N or T, so --only re-runs exactly
 // that world. Exit status: 0 when no world failed, 1 otherwise, 2 for bad
 // arguments.
@@ -136,6 +139,16 @@ int main(int argc, char** argv) {
                   << " --max-joints " << args.world.max_joints << "\n"
                   << std::flush;
       }
+      if (r.general_impact_gains > 0 && !r.failed()) {
+        // Not a failure of the harness's promises (issue #10 lists joints
+        // violated before the impact as a known source), but worth a look.
+        const auto spec = simpact::scenes::random_world_spec(args.seed, indices[k], args.world);
+        std::lock_guard<std::mutex> lock(print);
+        std::cout << "GAIN seed=" << args.seed << " world=" << indices[k] << ": "
+                  << r.general_impact_gains << " impact-phase gains without kinematic partners or factors (worst "
+                  << r.worst_general_impact_gain << " relative)  [" << simpact::scenes::describe(spec)
+                  << "]\n";
+      }
       if (!args.quiet && (k + 1) % 1000 == 0) {
         std::lock_guard<std::mutex> lock(print);
         std::cerr << "  " << (k + 1) << " worlds started\n";
@@ -208,7 +221,7 @@ int main(int argc, char** argv) {
   std::printf("  elastic (anisotropic, gyroscopic term on) worlds gaining beyond the impact phase: "
               "%lld (worst %.3g relative in one step)\n",
               static_cast<long long>(gyroscopic_worlds), worst_gyroscopic);
-  std::printf("  general worlds with an impact-phase gain (no kinematic partner): %lld\n",
+  std::printf("  general worlds with an impact-phase gain (no kinematic partner, no factors): %lld\n",
               static_cast<long long>(general_impact_gain_worlds));
   std::printf("  over budget (a step > %.3g s or a world > %.3g s): %lld; slowest step %.3f s (world %lld)\n",
               args.fuzz.step_budget_seconds, args.fuzz.world_budget_seconds,

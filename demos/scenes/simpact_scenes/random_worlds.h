@@ -253,9 +253,10 @@ struct FuzzWorldResult {
   double worst_gyroscopic_gain = 0.0;
   int stock_step_gains = 0;      ///< conservative worlds: the same count for stock
   // Every world:
-  /// Impact reports gaining energy in kGeneral worlds, kinematic partners
-  /// left out (they may give energy). Counted apart, not a failure: joints
-  /// whose pre-impact velocities violate them are a known source (issue #10).
+  /// Impact reports gaining energy in kGeneral worlds, clusters with a
+  /// kinematic partner or a body with factors left out (they may give
+  /// energy). Counted apart, not a failure: joints whose pre-impact
+  /// velocities violate them are a known source (issue #10).
   int general_impact_gains = 0;
   double worst_general_impact_gain = 0.0;
   std::int64_t impacts = 0;
