@@ -723,7 +723,7 @@ INSTANTIATE_TEST_SUITE_P(
         block_law_with("AllSolutionsNotABool", "anitescu_potra", R"({"all_solutions": "yes"})",
                        R"("all_solutions" must be true or false (got "yes"))"),
         block_law_with("ZeroModeBudget", "anitescu_potra", R"({"max_mode_combinations": 0})",
-                       R"("max_mode_combinations" must be an integer >= 1 (got 0))"),
+                       R"("max_mode_combinations" must be an integer in [1, 16777216] (got 0))"),
         block_law_with("OrderOutOfRange", "sequential", R"({"order": [0, 2]})",
                        R"("order" entry 1 must be a contact index in [0, 1] (got 2))"),
         block_law_with("OrderNegative", "sequential", R"({"order": [-1]})",

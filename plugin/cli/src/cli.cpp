@@ -164,10 +164,15 @@ void print_usage(std::ostream& out) {
   }
   out << "\nFILE.json \"-\" reads standard input. The output is one JSON object on\n"
          "standard output; errors are one \"error: ...\" line on standard error\n"
-         "(rows and entries counted from 0).\n";
+         "(rows and entries counted from 0). Limits: the input is at most 16 MiB and\n"
+         "nests at most 64 levels; every number lies within +-1e50 and a positive one\n"
+         "is >= 1e-50 (scenes: +-1e6); resolve takes at most 100000 dofs (1000 with\n"
+         "mass or inverse_mass) and 1000 contacts. A result that is not finite is an\n"
+         "error, never printed.\n";
   for (const Subcommand& command : subcommands()) out << '\n' << command.help;
   out << "\nexit status: 0 the law ran (the output's \"status\" says how it ended),\n"
-         "2 invalid or unreadable input, 64 command-line error, 70 internal error,\n"
+         "2 invalid, unreadable or out-of-bounds input (also a non-finite result),\n"
+         "64 command-line error, 70 internal error (a bug: please report it),\n"
          "74 the output could not be written.\n";
 }
 
@@ -200,7 +205,9 @@ int run_json_command(JsonCommand command, std::istream& in, std::ostream& out, s
   std::string text;
   try {
     // Rendered before anything is written, so a failure leaves `out` empty.
-    text = command(parse_json(in)).dump(2, ' ', false, Json::error_handler_t::replace);
+    const Json output = command(parse_json(in));
+    require_finite_output(output);
+    text = output.dump(2, ' ', false, Json::error_handler_t::replace);
   } catch (const InputError& e) {
     return report_error(err, e.what(), kExitInputError);
   } catch (const InvalidProblem& e) {

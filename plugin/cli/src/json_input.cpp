@@ -1,11 +1,13 @@
 #include <simpact_cli/json_input.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <istream>
 #include <limits>
 #include <set>
 #include <string_view>
+#include <utility>
 
 namespace simpact::cli {
 namespace {
@@ -26,15 +28,20 @@ std::string without_exception_id(const std::string& message) {
 std::optional<double> finite_number(const Json& value) {
   if (!value.is_number()) return std::nullopt;
   const double number = value.get<double>();
-  if (!std::isfinite(number)) return std::nullopt;
+  if (!std::isfinite(number) || std::abs(number) > kMaxMagnitude) return std::nullopt;
   return number;
 }
 
-// nlohmann only parses finite numbers, but a value built in code (or a
-// future relaxed parser) may hold NaN; say which of the two checks failed.
+// nlohmann parses 1e400 as inf, and a value built in code may hold NaN; say
+// which of the checks failed.
 [[noreturn]] void reject_number(const std::string& where, const Json& value) {
-  throw InputError(where + (value.is_number() ? " is not finite" : " is not a number") + " (got " +
-                   excerpt(value) + ")");
+  if (!value.is_number()) {
+    throw InputError(where + " is not a number (got " + excerpt(value) + ")");
+  }
+  const double number = value.get<double>();
+  if (std::isnan(number)) throw InputError(where + " is not finite (got " + excerpt(value) + ")");
+  throw InputError(where + " is too large: numbers must lie within +-" + excerpt(kMaxMagnitude) +
+                   " (got " + excerpt(value) + ")");
 }
 
 void check_length(const std::string& subject, const char* unit, Eigen::Index actual,
@@ -82,7 +89,15 @@ std::string join(const std::vector<std::string>& names) {
 Json parse_json(std::istream& in) {
   std::vector<std::set<std::string>> keys_of_open_objects;
   const Json::parser_callback_t reject_duplicate_keys =
-      [&keys_of_open_objects](int /*depth*/, Json::parse_event_t event, Json& parsed) {
+      [&keys_of_open_objects](int depth, Json::parse_event_t event, Json& parsed) {
+        // `depth` counts the containers already open around this one, so
+        // depth kMaxNestingDepth would open level kMaxNestingDepth + 1.
+        const bool opens = event == Json::parse_event_t::object_start ||
+                           event == Json::parse_event_t::array_start;
+        if (opens && depth >= kMaxNestingDepth) {
+          throw InputError("the input nests arrays and objects deeper than " +
+                           std::to_string(kMaxNestingDepth) + " levels (kMaxNestingDepth)");
+        }
         switch (event) {
           case Json::parse_event_t::object_start:
             keys_of_open_objects.emplace_back();
@@ -102,8 +117,20 @@ Json parse_json(std::istream& in) {
         }
         return true;
       };
+  // Read with a bound first: a stream of unbounded length must not be
+  // buffered whole before it is rejected.
+  std::string text;
+  std::array<char, 1 << 16> buffer{};
+  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
+    text.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputBytes) {
+      throw InputError("the input is longer than " + std::to_string(kMaxInputBytes) +
+                       " bytes (kMaxInputBytes)");
+    }
+  }
+  if (in.bad()) throw InputError("the input could not be read");
   try {
-    return Json::parse(in, reject_duplicate_keys);
+    return Json::parse(text, reject_duplicate_keys);
   } catch (const Json::exception& e) {
     throw InputError("invalid JSON: " + without_exception_id(e.what()));
   }
@@ -164,6 +191,10 @@ double read_at_least_zero(const Json& object, const std::string& key) {
 double read_positive(const Json& object, const std::string& key) {
   const double number = read_number(object, key);
   if (!(number > 0.0)) throw InputError(quote(key) + " must be > 0 (got " + excerpt(number) + ")");
+  if (number < kMinPositive) {
+    throw InputError(quote(key) + " is too small: a positive quantity must be >= " +
+                     excerpt(kMinPositive) + " (got " + excerpt(number) + ")");
+  }
   return number;
 }
 
@@ -238,6 +269,31 @@ Eigen::MatrixXd read_matrix(const Json& object, const std::string& key,
     for (Eigen::Index j = 0; j < matrix.cols(); ++j) matrix(i, j) = number_at(row, j, row_name);
   }
   return matrix;
+}
+
+void require_finite_output(const Json& output) {
+  // Iterative, with the path of each pending value; outputs nest a few
+  // levels, but nothing here should depend on that.
+  std::vector<std::pair<const Json*, std::string>> pending = {{&output, ""}};
+  while (!pending.empty()) {
+    const auto [value, path] = pending.back();
+    pending.pop_back();
+    if (value->is_number_float() && !std::isfinite(value->get<double>())) {
+      throw InputError("the result is not finite at " + quote(path.empty() ? "/" : path) +
+                       ": the input is too large or too badly scaled for double precision");
+    }
+    if (value->is_array()) {
+      for (std::size_t i = value->size(); i-- > 0;) {
+        pending.emplace_back(&(*value)[i], path + "/" + std::to_string(i));
+      }
+    } else if (value->is_object()) {
+      std::vector<std::pair<const Json*, std::string>> members;
+      for (const auto& item : value->items()) {
+        members.emplace_back(&item.value(), path + "/" + item.key());
+      }
+      pending.insert(pending.end(), members.rbegin(), members.rend());
+    }
+  }
 }
 
 }  // namespace simpact::cli

@@ -38,6 +38,28 @@ constexpr std::int64_t kMaxSamples = std::int64_t{1} << 20;
 // times; 10⁶ small LCPs already take seconds per sample.
 constexpr std::int64_t kMaxSteps = 1'000'000;
 constexpr std::int64_t kMaxRounds = 1'000'000;
+// Problem sizes. "masses" is kept as a sparse diagonal, so its size only
+// costs memory linear in n; "mass" and "inverse_mass" are dense n × n in the
+// input itself and cost O(n³) to factor and to check for definiteness:
+// 1000 dofs is ~1e9 flops (about a second), beyond any hand-written matrix.
+// Contacts: the laws build the m × m Delassus matrix and solve LCPs in it;
+// 1000 contacts is 8 MB and far beyond a hand-written impact.
+constexpr Eigen::Index kMaxDofs = 100'000;
+constexpr Eigen::Index kMaxDenseDofs = 1'000;
+constexpr Eigen::Index kMaxContacts = 1'000;
+// Work limits of the laws' own loops, each ten times the core's default
+// (or far above the automatic value), so that no input keeps the tool busy
+// for more than seconds to a minute:
+// - reflections of the propagative law, each O(contacts): the automatic cap
+//   is a small multiple of the contact count;
+// - the policy-all budget (core default 10⁶ reflections);
+// - Anitescu–Potra mode combinations (core default 2²⁰), each an LCP;
+// - Routh LCPs: samples × max_steps, the most a set can solve (a sample
+//   usually ends after 2-10). 2·10⁶ small LCPs take ~10-20 s.
+constexpr std::int64_t kMaxReflections = 10'000'000;
+constexpr std::int64_t kMaxEnumerationBudget = 10'000'000;
+constexpr std::int64_t kMaxModeCombinations = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxRouthLcps = 2'000'000;
 // Worker threads for a Routh set: more than any machine this runs on has
 // cores; std::thread creation beyond that only costs.
 constexpr std::int64_t kMaxThreads = 1024;
@@ -100,17 +122,39 @@ Eigen::MatrixXd invert_mass(const Eigen::MatrixXd& mass) {
   return 0.5 * (inverse + inverse.transpose());
 }
 
-Eigen::MatrixXd invert_masses(const Eigen::VectorXd& masses) {
+// A sparse diagonal: expanding n masses to a dense n × n matrix would cost
+// n² memory for n numbers of input.
+SparseColMatrix invert_masses(const Eigen::VectorXd& masses) {
   for (Eigen::Index i = 0; i < masses.size(); ++i) {
     if (!(masses[i] > 0.0)) {
       throw InputError(quote("masses") + " entry " + std::to_string(i) + " must be positive (got " +
                        excerpt(masses[i]) + ")");
     }
+    if (masses[i] < kMinPositive) {
+      throw InputError(quote("masses") + " entry " + std::to_string(i) + " is too small: must be >= " +
+                       excerpt(kMinPositive) + " (got " + excerpt(masses[i]) + ")");
+    }
   }
-  return masses.cwiseInverse().asDiagonal();
+  SparseColMatrix inverse(masses.size(), masses.size());
+  inverse.reserve(Eigen::VectorXi::Ones(masses.size()));
+  for (Eigen::Index i = 0; i < masses.size(); ++i) inverse.insert(i, i) = 1.0 / masses[i];
+  inverse.makeCompressed();
+  return inverse;
 }
 
-Eigen::MatrixXd read_inverse_mass(const Json& input, const Extent& per_dof) {
+// The problem's sizes, checked before anything of their size is built.
+void check_sizes(Eigen::Index dofs, Eigen::Index contacts) {
+  if (dofs > kMaxDofs) {
+    throw InputError(quote("velocity") + " has " + std::to_string(dofs) +
+                     " entries: at most " + std::to_string(kMaxDofs) + " degrees of freedom (kMaxDofs)");
+  }
+  if (contacts > kMaxContacts) {
+    throw InputError(quote("normals") + " has " + std::to_string(contacts) + " rows: at most " +
+                     std::to_string(kMaxContacts) + " contacts (kMaxContacts)");
+  }
+}
+
+SparseColMatrix read_inverse_mass(const Json& input, const Extent& per_dof) {
   std::vector<std::string> given;
   std::copy_if(kInertiaKeys.begin(), kInertiaKeys.end(), std::back_inserter(given),
                [&input](const char* key) { return input.contains(key); });
@@ -121,8 +165,15 @@ Eigen::MatrixXd read_inverse_mass(const Json& input, const Extent& per_dof) {
   }
   const std::string& key = given.front();
   if (key == "masses") return invert_masses(read_vector(input, key, per_dof));
+  if (per_dof.size > kMaxDenseDofs) {
+    throw InputError(quote(key) + " is a dense " + std::to_string(per_dof.size) + " x " +
+                     std::to_string(per_dof.size) + " matrix: at most " +
+                     std::to_string(kMaxDenseDofs) +
+                     " degrees of freedom with a dense matrix (kMaxDenseDofs); give \"masses\" "
+                     "for a diagonal");
+  }
   const Eigen::MatrixXd matrix = read_matrix(input, key, per_dof, per_dof);
-  return key == "mass" ? invert_mass(matrix) : matrix;
+  return (key == "mass" ? invert_mass(matrix) : matrix).sparseView();
 }
 
 double read_restitution(const Json& input) {
@@ -132,6 +183,13 @@ double read_restitution(const Json& input) {
                      ")");
   }
   return restitution;
+}
+
+// The row count of an array key, 0 when it is absent or not an array (its
+// reader then says what is wrong).
+Eigen::Index rows_of(const Json& input, const std::string& key) {
+  const auto found = input.find(key);
+  return found != input.end() && found->is_array() ? static_cast<Eigen::Index>(found->size()) : 0;
 }
 
 std::string plural(Eigen::Index count, const char* singular, const char* several) {
@@ -213,10 +271,11 @@ PropagativeParameters read_propagative_parameters(const Json& input) {
   }
   if (input.contains("seed")) parameters.seed = read_unsigned(input, "seed");
   if (input.contains("max_reflections")) {
-    parameters.max_reflections = read_integer(input, "max_reflections", 0);
+    parameters.max_reflections = read_integer_in(input, "max_reflections", 0, kMaxReflections);
   }
   if (input.contains("enumeration_budget")) {
-    parameters.enumeration_budget = read_integer(input, "enumeration_budget", 1);
+    parameters.enumeration_budget =
+        read_integer_in(input, "enumeration_budget", 1, kMaxEnumerationBudget);
   }
   return parameters;
 }
@@ -269,6 +328,12 @@ Json run_routh(const Json& input) {
   // Algorithm 2 (a set) when more than one sample or its final increment is
   // asked for; otherwise sample 0 alone, which also carries the tangential
   // impulses and, on request, the trajectory.
+  if (static_cast<std::int64_t>(set.samples) * parameters.max_steps > kMaxRouthLcps) {
+    throw InputError(quote("samples") + " x " + quote("max_steps") + " = " +
+                     std::to_string(set.samples) + " x " + std::to_string(parameters.max_steps) +
+                     " is more than " + std::to_string(kMaxRouthLcps) +
+                     " LCPs (kMaxRouthLcps); lower either");
+  }
   const bool as_set = set.samples > 1 || set.epsilon > 0.0;
   if (input.contains("trajectory")) {
     parameters.record_trajectory = read_bool(input, "trajectory");
@@ -307,7 +372,8 @@ Json run_anitescu_potra(const Json& input) {
     parameters.all_solutions = read_bool(input, "all_solutions");
   }
   if (input.contains("max_mode_combinations")) {
-    parameters.max_mode_combinations = read_integer(input, "max_mode_combinations", 1);
+    parameters.max_mode_combinations =
+        read_integer_in(input, "max_mode_combinations", 1, kMaxModeCombinations);
   }
   return frictional_result_to_json(solve_anitescu_potra(problem, parameters));
 }
@@ -411,10 +477,13 @@ const std::vector<std::string>& frictional_problem_keys() {
 ImpactProblem read_problem(const Json& input) {
   const Eigen::VectorXd velocity = read_vector(input, "velocity");
   const Extent per_dof{velocity.size(), "one per entry of \"velocity\""};
+  check_sizes(velocity.size(), rows_of(input, "normals"));
   const Eigen::MatrixXd normals = read_matrix(input, "normals", std::nullopt, per_dof);
   const Extent per_contact{normals.rows(), "one per row of \"normals\""};
-  ImpactProblem problem =
-      ImpactProblem::from_dense(read_inverse_mass(input, per_dof), normals, velocity);
+  ImpactProblem problem;
+  problem.inverse_mass = read_inverse_mass(input, per_dof);
+  problem.normals = normals.sparseView();
+  problem.velocity = velocity;
   if (input.contains("offsets")) problem.offsets = read_vector(input, "offsets", per_contact);
   if (input.contains("toi")) problem.time_of_impact = read_vector(input, "toi", per_contact);
   if (input.contains("restitution")) problem.restitution = read_restitution(input);
@@ -424,13 +493,18 @@ ImpactProblem read_problem(const Json& input) {
 FrictionalProblem read_frictional_problem(const Json& input) {
   const Eigen::VectorXd velocity = read_vector(input, "velocity");
   const Extent per_dof{velocity.size(), "one per entry of \"velocity\""};
+  check_sizes(velocity.size(), rows_of(input, "normals"));
   const Eigen::MatrixXd normals = read_matrix(input, "normals", std::nullopt, per_dof);
   const Extent per_contact{normals.rows(), "one per row of \"normals\""};
   const Eigen::MatrixXd tangents = read_tangents(input, normals.rows(), per_dof);
   const Eigen::VectorXd friction =
       read_vector(input, "friction", Extent{normals.rows(), "one per contact"});
-  FrictionalProblem problem = FrictionalProblem::from_dense(
-      read_inverse_mass(input, per_dof), normals, tangents, velocity, friction);
+  FrictionalProblem problem;
+  problem.inverse_mass = read_inverse_mass(input, per_dof);
+  problem.normals = normals.sparseView();
+  problem.tangents = tangents.sparseView();
+  problem.velocity = velocity;
+  problem.friction = friction;
   if (input.contains("offsets")) {
     problem.normal_offsets = read_vector(input, "offsets", per_contact);
   }

@@ -17,6 +17,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace simpact::cli {
@@ -72,6 +73,11 @@ const std::vector<std::string> kRigidOnlyPlaneKeys = {"position", "orientation",
 // "not supported" rather than "unknown".
 const std::vector<std::string> kUnsupportedJoints = {"spherical", "planar", "fixed"};
 const char* const kMultibodyScene = "a scene with \"multibodies\"";
+// Per-impact work limits, so that every step is bounded: Routh LCPs per
+// sample (default 100; a sample usually ends after 2-10) and reflections
+// (the automatic cap is a small multiple of the cluster's contacts).
+constexpr int kMaxSceneRouthSteps = 10'000;
+constexpr int kMaxSceneReflections = 10'000'000;
 // A solid sphere's moment of inertia about its centre, over m r².
 constexpr double kSolidSphere = 0.4;
 
@@ -209,7 +215,7 @@ void read_routh(const Json& object, bullet::RouthSettings& routh, bool multibody
   }
   if (object.contains("step")) routh.step = read_at_least_zero(object, "step");
   if (object.contains("max_steps")) {
-    routh.max_steps = read_int_in(object, "max_steps", 1, std::numeric_limits<int>::max());
+    routh.max_steps = read_int_in(object, "max_steps", 1, kMaxSceneRouthSteps);
   }
   if (object.contains("cone_directions")) {
     routh.cone_directions = read_int_in(object, "cone_directions", 3, kMaxConeDirections);
@@ -252,7 +258,7 @@ void read_simpact_config(const Json& object, Config& config, bool multibody) {
     config.touch_tolerance = read_at_least_zero(object, "touch_tolerance");
   }
   if (object.contains("max_reflections")) {
-    config.max_reflections = read_integer(object, "max_reflections", 0);
+    config.max_reflections = read_int_in(object, "max_reflections", 0, kMaxSceneReflections);
   }
 }
 
@@ -617,6 +623,111 @@ btMultiBody* add_multibody(MultiBodyWorld& world, const Json& multibody) {
   return world.add_fixed_base_chain(input.position, input.links);
 }
 
+/// The solver's own validation of the "simpact" object, as an input error:
+/// the solver throws std::invalid_argument naming the field, which would
+/// otherwise surface from the world's constructor as an internal error.
+template <class Config>
+void checked_config(const Config& config) {
+  try {
+    bullet::validate(config);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(quote("simpact") + ": " + e.what());
+  }
+}
+
+// ── Bounds on a scene's numbers and work ────────────────────────────────────
+
+// Keys whose values are integers with their own range checks (counts, seeds,
+// indices); every other number in a scene is a physical quantity.
+const std::vector<std::string> kIntegerKeys = {
+    "steps", "seed", "max_reflections", "max_steps", "cone_directions", "max_contacts", "body",
+    "parent",
+};
+
+bool finite_vector(const btVector3& v) {
+  return std::isfinite(double(v.x())) && std::isfinite(double(v.y())) &&
+         std::isfinite(double(v.z()));
+}
+
+[[noreturn]] void non_finite_at(std::int64_t step) {
+  throw InputError("the simulation became non-finite at step " + std::to_string(step) +
+                   ": the scene is too extreme for Bullet's arithmetic (speeds, masses or dt)");
+}
+
+void require_finite_state(const btRigidBody& body, std::int64_t step) {
+  if (!finite_vector(body.getWorldTransform().getOrigin()) ||
+      !finite_vector(body.getLinearVelocity()) || !finite_vector(body.getAngularVelocity())) {
+    non_finite_at(step);
+  }
+}
+
+void require_finite_state(const btMultiBody& mb, std::int64_t step) {
+  bool finite = finite_vector(mb.getBasePos()) && finite_vector(mb.getBaseVel()) &&
+                finite_vector(mb.getBaseOmega());
+  for (int i = 0; finite && i < mb.getNumLinks(); ++i) {
+    finite = std::isfinite(double(mb.getJointPos(i))) &&
+             std::isfinite(MultiBodyWorld::joint_velocity(mb, i));
+  }
+  if (!finite) non_finite_at(step);
+}
+
+/// Every physical number of the scene within ±kMaxSceneMagnitude. Walks the
+/// document (nesting is bounded by parse_json) before anything is built.
+void check_scene_magnitudes(const Json& input) {
+  std::vector<std::pair<const Json*, std::string>> pending = {{&input, ""}};
+  while (!pending.empty()) {
+    const auto [value, key] = pending.back();
+    pending.pop_back();
+    if (value->is_object()) {
+      for (const auto& item : value->items()) pending.emplace_back(&item.value(), item.key());
+    } else if (value->is_array()) {
+      for (const Json& entry : *value) pending.emplace_back(&entry, key);
+    } else if (value->is_number() &&
+               std::find(kIntegerKeys.begin(), kIntegerKeys.end(), key) == kIntegerKeys.end() &&
+               !(std::abs(value->get<double>()) <= kMaxSceneMagnitude)) {
+      throw InputError(quote(key) + " is too large for a scene: physical numbers must lie within +-" +
+                       excerpt(kMaxSceneMagnitude) + " (kMaxSceneMagnitude; got " + excerpt(*value) +
+                       ")");
+    }
+  }
+}
+
+std::size_t array_size(const Json& object, const char* key) {
+  const auto found = object.find(key);
+  return found != object.end() && found->is_array() ? found->size() : 0;
+}
+
+/// The counts kSceneHelp documents, checked before any body is built.
+void check_scene_work(const Json& input, std::int64_t steps) {
+  std::size_t bodies = array_size(input, "bodies") + array_size(input, "joints");
+  const auto multibodies = input.find("multibodies");
+  if (multibodies != input.end() && multibodies->is_array()) {
+    for (const Json& mb : *multibodies) {
+      if (!mb.is_object()) continue;
+      ++bodies;  // the base
+      const auto base = mb.find("base");
+      if (base != mb.end() && base->is_object()) bodies += array_size(*base, "colliders");
+      const auto links = mb.find("links");
+      if (links == mb.end() || !links->is_array()) continue;
+      bodies += links->size();
+      for (const Json& link : *links) {
+        if (link.is_object()) bodies += array_size(link, "colliders");
+      }
+    }
+  }
+  if (bodies > static_cast<std::size_t>(kMaxSceneBodies)) {
+    throw InputError("the scene has " + std::to_string(bodies) +
+                     " bodies, joints, links and colliders: at most " +
+                     std::to_string(kMaxSceneBodies) + " (kMaxSceneBodies)");
+  }
+  const auto count = static_cast<std::int64_t>(std::max<std::size_t>(bodies, 1));
+  if (steps > kMaxSceneWork / count) {
+    throw InputError(quote("steps") + " x bodies = " + std::to_string(steps) + " x " +
+                     std::to_string(count) + " is more than " + std::to_string(kMaxSceneWork) +
+                     " body-steps (kMaxSceneWork)");
+  }
+}
+
 /// −m g·x, zero at the origin, as BulletWorld::potential_energy.
 double potential_energy(double mass, const Eigen::Vector3d& gravity,
                         const Eigen::Vector3d& position) {
@@ -651,6 +762,7 @@ Json rigid_state(const btRigidBody& body) {
 
 Json multibody_scene_json(const Json& input, double dt, std::int64_t steps) {
   const MultiBodyWorldOptions options = read_multibody_world_options(input);
+  if (options.simpact) checked_config(options.config);
   MultiBodyWorld world(options);
 
   std::vector<btRigidBody*> rigid;
@@ -678,7 +790,11 @@ Json multibody_scene_json(const Json& input, double dt, std::int64_t steps) {
     energy_initial += initial.back();
   }
 
-  for (std::int64_t i = 0; i < steps; ++i) world.step(dt);
+  for (std::int64_t i = 0; i < steps; ++i) {
+    world.step(dt);
+    for (const btRigidBody* body : rigid) require_finite_state(*body, i);
+    for (const btMultiBody* mb : chains) require_finite_state(*mb, i);
+  }
 
   Json states = Json::array();
   double energy_final = 0.0;
@@ -731,10 +847,14 @@ Json multibody_scene_json(const Json& input, double dt, std::int64_t steps) {
 Json scene_json(const Json& input) {
   require_object(input, "the input");
   check_keys(input, kSceneKeys);
+  check_scene_magnitudes(input);
   const double dt = read_positive(input, "dt");
   const std::int64_t steps = read_integer(input, "steps", 0);
+  check_scene_work(input, steps);
   if (input.contains("multibodies")) return multibody_scene_json(input, dt, steps);
-  BulletWorld world(read_world_options(input));
+  const WorldOptions options = read_world_options(input);
+  if (options.solver == SolverKind::kSimpact) checked_config(options.simpact);
+  BulletWorld world(options);
 
   const Json& bodies = read_array(input, "bodies");
   if (bodies.empty()) throw InputError(quote("bodies") + " must have at least one body");
@@ -749,7 +869,10 @@ Json scene_json(const Json& input) {
   }
 
   const double energy_initial = world.energy();
-  for (std::int64_t i = 0; i < steps; ++i) world.step(dt);
+  for (std::int64_t i = 0; i < steps; ++i) {
+    world.step(dt);
+    for (const btRigidBody* body : world.bodies()) require_finite_state(*body, i);
+  }
 
   Json states = Json::array();
   for (const btRigidBody* body : world.bodies()) states.push_back(rigid_state(*body));

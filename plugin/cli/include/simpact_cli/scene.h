@@ -19,6 +19,7 @@
 
 #include <simpact_cli/json_input.h>
 
+#include <cstdint>
 #include <iosfwd>
 #include <string_view>
 
@@ -28,7 +29,10 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
   bodies               list of bodies (below), at least one unless the
                        scene has multibodies
   dt                   step [s] > 0; every step is stepSimulation(dt, 1, dt)
-  steps                integer >= 0
+  steps                integer >= 0; steps x bodies <= 1000000, where bodies
+                       counts bodies, joints, and each multibody's base,
+                       links and colliders (at most 1000)
+  Every other number lies within +-1e6.
   gravity              3 numbers                     (default [0, -9.81, 0])
   solver               stock_si | stock_nncg | stock_mlcp_dantzig |
                        stock_mlcp_lemke | simpact          (default simpact)
@@ -39,7 +43,7 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
     base               the stock solver behind simpact   (default stock_si)
     impact_threshold   [m/s] >= 0                     (default automatic)
     touch_tolerance    [m] >= 0                             (default 1e-3)
-    max_reflections    integer >= 0; 0 = automatic cap
+    max_reflections    integer in [0, 10000000]; 0 = automatic cap
     law                propagative | routh | auto      (default propagative)
                        routh: Routh sampling, frictional and inelastic, one
                        sample per impact from seed; auto: frictionless or
@@ -48,7 +52,8 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
                        R * elastic + (1 - R) * routh (impact_solver.h)
     routh              law routh or auto only; object with the optional keys
       step             impulse cap scale [N s] >= 0      (default 0 = automatic)
-      max_steps        integer >= 1, LCPs per sample before the fallback (100)
+      max_steps        integer in [1, 10000], LCPs per sample before the
+                       fallback                                      (100)
       cone_directions  integer in [3, 64], friction cone directions (4)
       sampler          uniform | low_discrepancy            (default uniform)
       max_contacts     integer >= 1: larger Routh clusters are left to the
@@ -139,7 +144,27 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
   velocity, angular_velocity}}] in input order; the totals include them.
 )";
 
-/// The whole command on a parsed document. Throws InputError.
+/// Bounds on a scene, checked before anything is built (see kSceneHelp).
+///
+/// Every physical number (any number except the integer keys steps, seed,
+/// max_reflections, max_steps, cone_directions, max_contacts, body, parent)
+/// must lie within ±1e6. Bullet may run in single precision, where squares of
+/// numbers above ~1e19 overflow, and positions beyond 1e6 m already have
+/// float steps of 6 cm; no scene in SI units needs more.
+inline constexpr double kMaxSceneMagnitude = 1e6;
+/// Entries of "bodies" and "joints", plus each multibody's base, links and
+/// colliders. Bullet's cost per step grows with touching pairs, up to
+/// quadratically; 1000 bodies is far above any scene written by hand.
+inline constexpr std::int64_t kMaxSceneBodies = 1000;
+/// The work limit: steps × (bodies as counted above) ≤ 10⁶ body-steps.
+/// Free or lightly touching bodies take ~1-5 µs per body-step (seconds in
+/// all); a pile where every body touches its neighbours takes up to ~70 µs
+/// (about a minute at the limit, measured on a 200-box pile). Longer
+/// simulations belong in a program using the library, not in one command.
+inline constexpr std::int64_t kMaxSceneWork = 1'000'000;
+
+/// The whole command on a parsed document. Throws InputError, also when the
+/// state of a body becomes non-finite during the run (the step is named).
 Json scene_json(const Json& input);
 
 /// `simpact scene`: run_json_command(scene_json, ...).
