@@ -10,6 +10,7 @@
 #include <BulletDynamics/ConstraintSolver/btTypedConstraint.h>
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 #include <BulletDynamics/Featherstone/btMultiBody.h>
+#include <BulletDynamics/ConstraintSolver/btSolverBody.h>
 #include <BulletDynamics/Featherstone/btMultiBodyConstraint.h>
 #include <BulletDynamics/Featherstone/btMultiBodyDynamicsWorld.h>
 #include <BulletDynamics/Featherstone/btMultiBodyLinkCollider.h>
@@ -133,6 +134,9 @@ struct MultiBodyImpactSolver::Impl {
     int rigid_island = -1;
   };
   std::vector<Binding> bindings;
+  // btMultiBodyConstraints of the batch that enter the impact metric (header,
+  // "Joints and multibody constraints"): bilateral, between two multibodies.
+  std::vector<btMultiBodyConstraint*> couplings;
   btAlignedObjectArray<btScalar> scratch_r, jac;
   btAlignedObjectArray<btVector3> scratch_v;
   btAlignedObjectArray<btMatrix3x3> scratch_m;
@@ -299,6 +303,68 @@ const char* unsupported_constraint(const btMultiBodyConstraint& constraint) {
     default:
       return "btMultiBodyConstraint of an unknown type";
   }
+}
+
+// A bilateral btMultiBodyConstraint between two multibodies whose rows
+// (Bullet's own, createConstraintRows) enter the impact metric: point-to-
+// point, fixed and slider constraints. A gear's target velocity may follow an
+// auxiliary link the constraint does not expose, and a rigid-body partner's
+// rows need Bullet's solver-body pool: those stay unsupported (fallback).
+bool exact_coupling(btMultiBodyConstraint& constraint) {
+  const int type = constraint.getConstraintType();
+  return (type == MULTIBODY_CONSTRAINT_POINT_TO_POINT || type == MULTIBODY_CONSTRAINT_FIXED ||
+          type == MULTIBODY_CONSTRAINT_SLIDER) &&
+         constraint.getMultiBodyA() != nullptr && constraint.getMultiBodyB() != nullptr;
+}
+
+/// Rank tolerance of the coupling Gram matrix. Each row of G is scaled to a
+/// unit diagonal (g_i M⁻¹ g_iᵀ = 1), so the eigenvalues of Ĝ M⁻¹ Ĝᵀ lie in
+/// [0, rows]; a redundant row (a fixed constraint's six rows on two one-dof
+/// pendulums have rank one) leaves rounding, ~1e-16 (double) or ~1e-7
+/// (float) relative. 1e-5 is far above float rounding and far below any
+/// independent row (≥ ~1e-2 unless two rows are within a few degrees).
+constexpr double kCouplingRankTolerance = 1e-5;
+
+// The metric of `inverse_mass` with the rows G locked in,
+//   M⁻¹_G = M⁻¹ − M⁻¹Gᵀ (G M⁻¹ Gᵀ)⁺ G M⁻¹,
+// and the M-orthogonal correction that brings a velocity with violation
+// g = G v + c onto {G v + c = 0}: M⁻¹Gᵀ (G M⁻¹ Gᵀ)⁺ g (energy never grows
+// when c = 0: it is the plastic projection).
+void couple(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& G, const Eigen::VectorXd& violation,
+            Eigen::MatrixXd& coupled, Eigen::VectorXd& correction) {
+  const Eigen::Index n = inverse_mass.rows();
+  coupled = inverse_mass;
+  correction.setZero(n);
+  std::vector<Eigen::Index> kept;
+  std::vector<double> scale;
+  for (Eigen::Index i = 0; i < G.rows(); ++i) {
+    const double reach = G.row(i).dot(inverse_mass * G.row(i).transpose());
+    if (reach > 0.0 && std::isfinite(reach)) {
+      kept.push_back(i);
+      scale.push_back(1.0 / std::sqrt(reach));
+    }
+  }
+  if (kept.empty()) return;
+  const Eigen::Index k = static_cast<Eigen::Index>(kept.size());
+  Eigen::MatrixXd scaled(k, n);
+  Eigen::VectorXd scaled_violation(k);
+  for (Eigen::Index r = 0; r < k; ++r) {
+    scaled.row(r) = G.row(kept[r]) * scale[r];
+    scaled_violation[r] = violation[kept[r]] * scale[r];
+  }
+  const Eigen::MatrixXd mgt = inverse_mass * scaled.transpose();
+  Eigen::MatrixXd gram = scaled * mgt;
+  gram = (0.5 * (gram + gram.transpose())).eval();
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(gram);
+  if (eigen.info() != Eigen::Success) throw std::runtime_error("multibody coupling: eigen-decomposition failed");
+  for (Eigen::Index j = 0; j < k; ++j) {
+    const double lambda = eigen.eigenvalues()[j];
+    if (!(lambda > kCouplingRankTolerance)) continue;
+    const Eigen::VectorXd w = mgt * eigen.eigenvectors().col(j) / std::sqrt(lambda);
+    coupled.noalias() -= w * w.transpose();
+    correction += w * (eigen.eigenvectors().col(j).dot(scaled_violation) / std::sqrt(lambda));
+  }
+  coupled = (0.5 * (coupled + coupled.transpose())).eval();
 }
 
 // Calls the user's report callback; an exception from it never reaches the
@@ -590,6 +656,82 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
           v.tail<3>() + to_eigen(body.getInvInertiaTensorWorld() * body.getTotalTorque() * btScalar(0.5 * h));
     }
   }
+  const Eigen::VectorXd v_star = rows.velocity;  // what δ is measured from
+  // Multibody couplings (header, "Joints and multibody constraints"): Bullet's
+  // own rows G of each coupling of the cluster; the metric gets them locked
+  // in, and v* is first projected onto G v + c = 0 (M-orthogonally: the
+  // plastic correction of the drift Bullet's soft constraints leave).
+  {
+    std::vector<btMultiBodyConstraint*> mine;
+    for (btMultiBodyConstraint* coupling : s.couplings)
+      for (const btMultiBody* mb : {coupling->getMultiBodyA(), coupling->getMultiBodyB()}) {
+        const auto it = s.node_index.find(mb);
+        if (it != s.node_index.end() && local[it->second] >= 0) {
+          mine.push_back(coupling);
+          break;
+        }
+      }
+    if (!mine.empty()) {
+      btMultiBodyJacobianData data;
+      // A pool with one fixed solver body (the rows of multibody–multibody
+      // couplings never read it; Bullet's data structure expects one).
+      btAlignedObjectArray<btSolverBody> pool;
+      btSolverBody& fixed = pool.expandNonInitializing();
+      fixed.m_worldTransform.setIdentity();
+      for (btVector3* v : {&fixed.m_deltaLinearVelocity, &fixed.m_deltaAngularVelocity, &fixed.m_angularFactor,
+                           &fixed.m_linearFactor, &fixed.m_invMass, &fixed.m_pushVelocity, &fixed.m_turnVelocity,
+                           &fixed.m_linearVelocity, &fixed.m_angularVelocity, &fixed.m_externalForceImpulse,
+                           &fixed.m_externalTorqueImpulse})
+        v->setZero();
+      fixed.m_originalBody = nullptr;
+      data.m_solverBodyPool = &pool;
+      data.m_fixedBodyId = 0;
+      btMultiBodyConstraintArray coupling_rows;
+      // createConstraintRows gives each multibody a companion id (its slot in
+      // data.m_deltaVelocities): saved and restored around the call.
+      std::vector<std::pair<btMultiBody*, int>> companions;
+      for (btMultiBodyConstraint* coupling : mine)
+        for (btMultiBody* mb : {coupling->getMultiBodyA(), coupling->getMultiBodyB()})
+          companions.emplace_back(mb, mb->getCompanionId());
+      for (const auto& [mb, id] : companions) mb->setCompanionId(-1);
+      for (btMultiBodyConstraint* coupling : mine) coupling->createConstraintRows(coupling_rows, data, info);
+      for (auto it = companions.rbegin(); it != companions.rend(); ++it) it->first->setCompanionId(it->second);
+      const int k = coupling_rows.size();
+      Eigen::MatrixXd G = Eigen::MatrixXd::Zero(k, rows.n);
+      Eigen::VectorXd offset = Eigen::VectorXd::Zero(k);
+      for (int r = 0; r < k; ++r) {
+        const btMultiBodySolverConstraint& row = coupling_rows[r];
+        const std::pair<btMultiBody*, int> sides[2] = {{row.m_multiBodyA, row.m_jacAindex},
+                                                       {row.m_multiBodyB, row.m_jacBindex}};
+        for (const auto& [mb, index] : sides) {
+          if (mb == nullptr || index < 0) continue;
+          const int full = 6 + mb->getNumDofs();
+          if (index + full > data.m_jacobians.size())
+            throw std::out_of_range("multibody coupling: Jacobian index outside Bullet's rows");
+          const auto it = s.node_index.find(mb);
+          const int q = it == s.node_index.end() ? -1 : local[it->second];
+          const int first = q >= 0 ? first_free(*mb) : full;
+          const Eigen::VectorXd v = Impl::velocity_vector(*mb);
+          for (int kk = 0; kk < full; ++kk) {
+            const double j = double(data.m_jacobians[index + kk]);
+            if (kk >= first)
+              G(r, rows.offsets[q] + kk - first) += j;
+            else
+              offset[r] += j * v[kk];
+          }
+        }
+      }
+      if (!G.allFinite() || !offset.allFinite()) {
+        fail("non-finite rows of a multibody coupling constraint", false);
+        return;
+      }
+      Eigen::MatrixXd coupled;
+      Eigen::VectorXd correction;
+      couple(rows.inverse_mass, G, G * rows.velocity + offset, coupled, correction);
+      rows.inverse_mass = coupled;
+      rows.velocity -= correction;
+    }
+  }
   // Rigid joints: the joint-constrained metric on the rigid sub-block.
   if (!rigid_local.empty() && num_constraints > 0) {
     const int nr = static_cast<int>(rigid_local.size());
@@ -722,7 +864,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   // Write-back: v_post + δ (multibody), v + δ (rigid). Everything the
   // report needs is built first; only finite velocities are written, and
   // the commit below (velocities, restitution off) cannot throw.
-  const Eigen::VectorXd written = base_velocity + (after - rows.velocity);
+  const Eigen::VectorXd written = base_velocity + (after - v_star);
   if (after.size() != rows.n || !after.allFinite() || !written.allFinite()) {
     fail("non-finite post-impact velocity", false, Status::kInfeasible);
     return;
@@ -880,6 +1022,32 @@ void batch_failed(const MultiBodyImpactSolverConfig& config, MultiBodyImpactStat
   }
 }
 
+// Couplings unite their two multibodies' clusters (only when one joins two
+// clusters is the grouping redone, the same way build_clusters does it).
+void unite_couplings(Impl& s, const NodeGraph& graph) {
+  internal::Clusters& out = s.clusters;
+  bool changed = false;
+  for (btMultiBodyConstraint* coupling : s.couplings) {
+    const auto a = s.node_index.find(coupling->getMultiBodyA());
+    const auto b = s.node_index.find(coupling->getMultiBodyB());
+    if (a == s.node_index.end() || b == s.node_index.end()) continue;
+    if (internal::find_root(out.parent, a->second) == internal::find_root(out.parent, b->second)) continue;
+    internal::unite(out.parent, a->second, b->second);
+    changed = true;
+  }
+  if (!changed) return;
+  const int n = out.num_nodes;
+  for (int i = 0; i < n; ++i) {
+    out.members[static_cast<size_t>(i)].clear();
+    out.points[static_cast<size_t>(i)].clear();
+  }
+  for (int i = 0; i < n; ++i) out.members[static_cast<size_t>(internal::find_root(out.parent, i))].push_back(i);
+  for (int k = 0; k < graph.num_points(); ++k) {
+    const int a = graph.end_a(k);
+    out.points[static_cast<size_t>(internal::find_root(out.parent, a >= 0 ? a : graph.end_b(k)))].push_back(k);
+  }
+}
+
 // Steps 1–5 of the header on one batch.
 void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
                   btPersistentManifold** manifolds, int num_manifolds, btTypedConstraint** constraints,
@@ -889,6 +1057,7 @@ void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyI
   s.node_index.clear();
   s.points.clear();
   s.bindings.clear();
+  s.couplings.clear();
   const double h = double(info.m_timeStep);
   const MultiBodyImpactSolverConfig& config_ = config;
 
@@ -919,6 +1088,10 @@ void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyI
   for (int k = 0; k < num_multibody_constraints; ++k) {
     btMultiBodyConstraint* constraint = multibody_constraints[k];
     if (constraint == nullptr) continue;
+    if (exact_coupling(*constraint)) {
+      s.couplings.push_back(constraint);
+      continue;
+    }
     const char* kind = unsupported_constraint(*constraint);
     if (kind == nullptr) continue;
     Impl::Binding binding;
@@ -930,8 +1103,24 @@ void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyI
     s.bindings.push_back(binding);
   }
   // 2. Clusters: rigid joints pull in jointed dynamic rigid bodies.
+  // Coupled multibodies join the cluster of their partner (a twin pendulum
+  // welded to a struck one), as build_clusters pulls in jointed rigid bodies.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (btMultiBodyConstraint* coupling : s.couplings) {
+      btMultiBody* a = coupling->getMultiBodyA();
+      btMultiBody* b = coupling->getMultiBodyB();
+      const bool has_a = s.node_index.count(a) > 0, has_b = s.node_index.count(b) > 0;
+      if (has_a == has_b) continue;
+      btMultiBody* other = has_a ? b : a;
+      if (free_count(*other) == 0) continue;  // immovable: its rows' part is an offset
+      s.node_of_multibody(other);
+      grew = true;
+    }
+  }
   NodeGraph graph{s};
   internal::build_clusters(graph, constraints, num_constraints, s.clusters);
+  unite_couplings(s, graph);
   // 3–5, one cluster at a time: a cluster that throws has written nothing
   // (resolve commits last, without throwing) and is left to the base solver.
   for (int root = 0; root < s.clusters.num_nodes; ++root) {

@@ -133,22 +133,38 @@
 //     multibody striking each other (btMultiBody::setHasSelfCollision) are
 //     contacts whose two sides are the same node; multibody–rigid clusters
 //     are resolved together (layout above). Tested per joint type against
-//     the closed-form 1-D outcome (tests/bullet/multibody_robustness_test.cpp).
+//     the closed-form 1-D outcome, and each btMultiBodyConstraint kind
+//     (tests/bullet/multibody_robustness_test.cpp).
 //   * Single-joint limits and motors (btMultiBodyJointLimitConstraint,
 //     btMultiBodyJointMotor, btMultiBodySphericalJointMotor,
 //     btMultiBodySphericalJointLimit) are sustained constraints: the impact
 //     is resolved without them and the base solver enforces them in the
 //     same step (a limit reached during the impact acts as a plastic stop
 //     after it; a motor pulls toward its target within its impulse cap).
-//   * Bilateral btMultiBodyConstraints that couple bodies —
-//     btMultiBodyPoint2Point, btMultiBodyFixedConstraint,
-//     btMultiBodySliderConstraint, btMultiBodyGearConstraint — and any
-//     btMultiBodyConstraint of a type not listed here are NOT in the impact
-//     metric. A cluster one of them binds (a multibody of the cluster is its
-//     A or B; or, for one whose partner is a rigid body, a rigid body of the
-//     cluster is in that partner's simulation island — conservative) falls
-//     back to the base solver with Bullet's restitution (see "Never fail
-//     the host"), and its report names the constraint type.
+//   * btMultiBodyPoint2Point, btMultiBodyFixedConstraint and
+//     btMultiBodySliderConstraint BETWEEN TWO MULTIBODIES (or two links of
+//     one) enter the impact metric exactly: their rows G are Bullet's own
+//     (createConstraintRows, each multibody's companion id saved and
+//     restored around it), the coupled multibodies join one cluster (a
+//     partner that touches nothing is pulled in), and the cluster's metric
+//     is M⁻¹_G = M⁻¹ − M⁻¹Gᵀ(G M⁻¹ Gᵀ)⁺G M⁻¹ (pseudo-inverse on the row-scaled
+//     Gram matrix, kCouplingRankTolerance in the source; redundant rows are
+//     harmless). Bullet's constraints are soft, so v* may violate them: it is
+//     first projected M-orthogonally onto G v + c = 0 (the plastic
+//     correction, which never adds energy; c is the part of the rows on
+//     fixed or kinematic coordinates), and δ = v⁺ − v* includes that
+//     correction. The constraint's impulse cap (m_maxAppliedImpulse) is not
+//     modelled in the impact: the coupling is rigid there.
+//   * btMultiBodyGearConstraint (its target velocity may follow an
+//     auxiliary link it does not expose), the three kinds above when their
+//     partner is a rigid body or the world (Bullet's rows for those need its
+//     solver-body pool), and any btMultiBodyConstraint of a type not listed
+//     here are NOT in the impact metric. A cluster one of them binds (a
+//     multibody of the cluster is its A or B; or, for one whose partner is a
+//     rigid body, a rigid body of the cluster is in that partner's simulation
+//     island — conservative) falls back to the base solver with Bullet's
+//     restitution (see "Never fail the host"), and its report names the
+//     constraint type.
 //
 // ── Never fail the host ─────────────────────────────────────────────────────
 // Nothing simpact does escapes solveMultiBodyGroup: each cluster is resolved
