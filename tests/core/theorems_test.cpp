@@ -184,11 +184,10 @@ TEST(Theorem3, MinusOneHalfGivesThreeStageUniqueOutcome) {
 /// ~1e-16 relative (× condition ≤ 100 of M⁻¹ and of the normals); 1e-12 per
 /// reflection relative to the largest velocity leaves a wide margin.
 constexpr double kPerReflectionTolerance = 1e-12;
-/// Pairs this close to opposite (1 + c below it) have a Theorem 1 bound above
-/// ~4·10⁴ (γ ≈ √((1+c)/2)) and, at c = −1 exactly (a rank-one projection),
-/// no finite sequence: they are run with an explicit cap instead, to keep
-/// the test fast, and may legitimately end in kReflectionCapReached.
-constexpr double kNearOpposite = 1e-8;
+/// Pairs whose Theorem 1 bound exceeds kMaxPairRun (propagative.h: a pair
+/// that close to opposite is a jam; at c = −1 exactly, a rank-one
+/// projection, no finite sequence exists) are run with an explicit cap, to
+/// keep the test fast, and may legitimately end in kReflectionCapReached.
 /// A contact with W_ii at most this × max W_jj has no effective mass (same
 /// scale as kRankTolerance): its velocity cannot change.
 constexpr double kInertContact = 1e-12;
@@ -220,7 +219,7 @@ TEST(Theorem1, TwoContactSequencesAreBoundedAndMatchTheReference) {
                                  (j.row(1) * minv * j.row(1).transpose())(0));
     const bool inert = w_diag.minCoeff() <= kInertContact * w_diag.maxCoeff();
     const double c = inert ? 0.0 : NormalizedInnerProduct(minv, j.row(0), j.row(1));
-    const bool near_opposite = !inert && 1.0 + c < kNearOpposite;
+    const bool near_opposite = !inert && pair_reflection_bound(c) > kMaxPairRun;
     counts.inert += inert;
     counts.near_opposite += near_opposite;
     const std::int64_t bound = inert ? 1 : pair_reflection_bound(c);

@@ -2,8 +2,7 @@
 // with its plastic and restitution variants.
 //
 // Papers: 000 = Seghete & Murphey, "A propagative model of simultaneous
-// impact: existence, uniqueness, and design consequences" (../shared/seeds/000,
-// same paper as 001); 003 = Seghete & Murphey, ICRA 2010, "Variational
+// impact: existence, uniqueness, and design consequences"; 003 = Seghete & Murphey, ICRA 2010, "Variational
 // solutions to simultaneous collisions between multiple rigid bodies".
 // Symbols as in impact_problem.h (n, m, v, M⁻¹, J, b, u = J v + b, W, λ, R).
 //
@@ -85,12 +84,48 @@
 // 000 Theorem 1 bounds two contacts u, v by n ≤ ⌈π/γ⌉ reflections, with
 //     γ = arcsin⟨r₀, u⟩_g = arcsin √((1 + c)/2),   c = ⟨u, v⟩_g/(‖u‖‖v‖).
 // No bound is proved for m > 2 contacts. The default cap is
-//     ⌈π/γ_min⌉ · max(1, m(m−1)/2),
+//     ⌈π/max(γ_min, γ_jam)⌉ · max(1, m(m−1)/2),
 // γ_min the smallest γ over pairs with W_ij ≠ 0 (uncoupled pairs: γ = π/4),
-// i.e. exactly Theorem 1 for m = 2 and one such bound per pair beyond. The
-// cap is clamped to kMaxReflectionCeiling. When it is reached the law returns
-// the plastic outcome (always feasible, never gains energy) with status
-// kReflectionCapReached — documented fallback, never an endless loop.
+// i.e. exactly Theorem 1 for m = 2 and one such bound per pair beyond; γ_jam
+// = π / kMaxPairRun (see below). The cap is clamped to kMaxReflectionCeiling.
+//
+// JAMS. A RUN of consecutive reflections alternating between one pair
+// (i, j) moves the velocity only in the plane of w_i, w_j. There each
+// reflection is a reflection about the line u_i = 0; with offsets (or
+// velocity along infinitely massive directions, which acts like one) the
+// two lines are shifted, but while the normals are independent they still
+// meet in one point, and the pair's reflections are rotations by 2γ_ij
+// about it: Theorem 1's ⌈π/γ_ij⌉ bounds the run whatever the offsets, and a
+// longer run is rounding. The run is stopped at
+//     min(⌈π/γ_ij⌉ + kPairRunSlack, kMaxPairRun)
+// reflections. With exactly opposite normals (c = −1: a body between two
+// parallel walls, a kinematic vise) the lines never meet: the run never
+// ends, and with closing partners every reflection adds energy (the seen
+// failure: ~446k reflections, then overflow). Nearly opposite normals
+// (⌈π/γ_ij⌉ > kMaxPairRun: a ball in a wedge narrower than ~0.04°) are the
+// same jam in finite precision; see kMaxPairRun for why that length is where
+// an elastic outcome stops meaning anything.
+// When the cap or a jam stops the sequence, the law returns the plastic
+// outcome (always feasible, never gains energy) with status
+// kReflectionCapReached and a message naming the cause — documented
+// fallback, never an endless loop. A reflection that produces a non-finite
+// impulse stops the law at once with kNonFinite (input velocity returned).
+//
+// COST. One reflection costs O(column i of W + column i of M⁻¹Jᵀ). A single
+// sequence costs at most the cap: ≤ kMaxPairRun · m(m−1)/2 and
+// ≤ kMaxReflectionCeiling reflections.
+// kAll: the budget B (enumeration_budget) bounds the reflections; each costs
+// O(n + m) (the explored path's state is copied). Duplicate removal keeps the
+// distinct outcomes in an ordered index keyed by a 1-Lipschitz linear
+// functional of the impulse (k(λ) = ⟨r, Jᵀλ⟩_g / ‖r‖_g for a fixed r), so an
+// outcome is compared only with those whose key lies within the dedup
+// tolerance: O(log L) per outcome plus the (typically empty) window, L ≤ B
+// outcomes. The result set and its order are those of comparing with every
+// kept outcome (a window is a necessary condition for a match). The
+// indeterminacy ξ compares all pairs when L(L−1)/2 ≤ B; beyond, it is the
+// double-sweep estimate (farthest outcome from outcomes[0], then farthest
+// from that), a lower bound within a factor 2 of the exact spread, and the
+// message says so. Total: O(B (n + m) + L log L + min(L², B) · nnz(W)).
 #pragma once
 
 #include <simpact/impact_problem.h>
@@ -114,22 +149,63 @@ enum class OrderPolicy {
   kAll,
 };
 
-/// Outcome status. Anything but kSuccess carries a message in the result.
+/// Outcome status, shared by every core law. Anything but kSuccess carries a
+/// message in the result.
+///
+/// Every law ends with ONE final check of the outcome it returns (the same
+/// code for all laws, plugin/src/core/outcome_check.h), against tolerances
+/// relative to the problem's DATA (pre-impact contact velocities, W's
+/// diagonal, the impulse scale of the data), never to the solution's size:
+///   1. every impulse and velocity entry is finite;
+///   2. normal impulses are ≥ 0 and friction impulses inside their cones;
+///   3. no contact approaches: u⁺ = J v⁺ + b, recomputed from the returned
+///      velocity, is ≥ −tolerance;
+///   4. no energy is gained: ΔE = ½ λᵀ (u⁻ + u⁺) (the kinetic-metric energy
+///      change, exact in contact space) ≤ tolerance.
+/// kSuccess means all four hold for the law's own outcome. The statuses for
+/// which keeps_input_velocity() is true mean that NO physical outcome was
+/// produced: the result carries the input velocity unchanged and zero
+/// impulses, and the caller must resolve the impact another way (the Bullet
+/// adapters hand the cluster to their base solver). The other statuses carry
+/// a checked outcome that is a documented fallback, not the law's own.
 enum class Status {
-  kSuccess,               ///< law finished; outcomes are exact.
-  kReflectionCapReached,  ///< elastic loop hit the cap: plastic outcome returned.
-  kBudgetExhausted,       ///< kAll stopped early: outcomes are a subset.
+  kSuccess,               ///< law finished; its outcome passed the final check.
+  kReflectionCapReached,  ///< elastic loop hit the cap or was found jammed
+                          ///< (see "Termination"): plastic outcome, checked.
+  kBudgetExhausted,       ///< kAll stopped early: outcomes (checked) are a subset.
   kInfeasible,            ///< no impulse can stop an approaching contact:
                           ///< velocity returned unchanged, impulses zero.
-  kLcpFailed,             ///< plastic solve failed numerically: velocity
+  kLcpFailed,             ///< an LCP (plastic solve, Routh increment) failed
+                          ///< numerically, and so did its fallback: velocity
                           ///< returned unchanged, impulses zero.
   kStepLimitReached,      ///< a frictional law used its max_steps without
                           ///< ending the impact; its fallback is documented
                           ///< in its header (routh.h, frictional_reference.h).
+  kFinishedByFallback,    ///< Routh: an increment's LCP failed (after its
+                          ///< retries); one Anitescu–Potra LCP from the last
+                          ///< good increment ended the impact (checked).
+  kNonFinite,             ///< an impulse or velocity overflowed or became NaN:
+                          ///< velocity returned unchanged, impulses zero.
+  kEnergyGain,            ///< the outcome gained kinetic energy beyond the
+                          ///< tolerance (no law here may, restitution ≤ 1):
+                          ///< velocity returned unchanged, impulses zero.
+  kStillApproaching,      ///< a contact still approaches beyond the tolerance
+                          ///< after the law ended: velocity returned
+                          ///< unchanged, impulses zero.
+  kImpulseOutsideCone,    ///< a negative normal impulse, or a friction impulse
+                          ///< outside its cone, beyond the tolerance:
+                          ///< velocity returned unchanged, impulses zero.
 };
 
+/// True for the statuses whose result carries the INPUT velocity unchanged
+/// and zero impulses (kInfeasible, kLcpFailed, kNonFinite, kEnergyGain,
+/// kStillApproaching, kImpulseOutsideCone): the law produced no physical
+/// outcome and the caller must resolve the impact another way.
+bool keeps_input_velocity(Status status);
+
 /// "success", "reflection_cap_reached", "budget_exhausted", "infeasible",
-/// "lcp_failed", "step_limit_reached".
+/// "lcp_failed", "step_limit_reached", "finished_by_fallback", "non_finite",
+/// "energy_gain", "still_approaching", "impulse_outside_cone".
 const char* to_string(Status status);
 const char* to_string(OrderPolicy policy);
 /// Parses the names used by to_string(OrderPolicy): "most_negative",
@@ -143,6 +219,21 @@ OrderPolicy parse_order_policy(const std::string& name);
 /// 10⁶ reflections take ~30 ms, while the longest terminating sequences in
 /// our tests (a struck 1000-ball chain: 999) stay three orders below it.
 inline constexpr std::int64_t kMaxReflectionCeiling = 1'000'000;
+
+/// Longest run of alternating reflections of one pair of contacts (see
+/// "Termination"). A pair run rotates the momentum by 2γ per reflection in
+/// the pair's plane, so after N reflections an error δγ in the normals moves
+/// the outcome by ~N·δγ. Normals from single-precision geometry carry
+/// δγ ~ 1e-7: at N = 10⁴ the outcome is still good to ~1e-3, while longer
+/// runs (wedges narrower than 2π/10⁴ ≈ 0.036°) give an outcome that is
+/// numerically arbitrary; they are treated as jams. Cost: 10⁴ reflections,
+/// ~0.3 ms, instead of 10⁶ (~30 ms).
+inline constexpr std::int64_t kMaxPairRun = 10'000;
+
+/// Extra reflections allowed beyond Theorem 1's ⌈π/γ_ij⌉ before a pair run
+/// is declared driven: two absorb the rounding of γ_ij near a boundary
+/// (the bound is an integer ceiling of a computed angle).
+inline constexpr std::int64_t kPairRunSlack = 2;
 
 struct PropagativeParameters {
   OrderPolicy policy = OrderPolicy::kMostNegative;

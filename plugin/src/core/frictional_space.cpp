@@ -76,6 +76,22 @@ void FrictionalSpace::build(const FrictionalProblem& problem) {
     scale[j] = std::sqrt(std::max(wbar(j, j), kRankTolerance * max_diag));
   approach_scale = 0.0;
   for (int i = 0; i < m; ++i) approach_scale = std::max(approach_scale, std::abs(u0[i]) / scale[i]);
+
+  magnitude = jbar.cwiseAbs() * problem.velocity.cwiseAbs();
+  magnitude.head(m) += (u0.head(m) - jbar.topRows(m) * problem.velocity).cwiseAbs();
+  magnitude.tail(rows() - m) += (u0.tail(rows() - m) - jbar.bottomRows(rows() - m) * problem.velocity).cwiseAbs();
+  speed_scale = 0.0;
+  for (int j = 0; j < rows(); ++j) speed_scale = std::max(speed_scale, std::abs(u0[j]) / scale[j]);
+  // Inert contacts: W̄_ii ≤ kRankTolerance ‖J_n,i‖² max_k M⁻¹_kk, the
+  // propagative law's criterion (propagative.cpp): below the rank tolerance
+  // of the data's inverse inertia, the contact is infinitely massive.
+  double max_inverse_mass = 0.0;
+  for (int c = 0; c < problem.inverse_mass.outerSize(); ++c)
+    for (SparseColMatrix::InnerIterator it(problem.inverse_mass, c); it; ++it)
+      if (it.row() == c) max_inverse_mass = std::max(max_inverse_mass, it.value());
+  inert.assign(static_cast<size_t>(m), 0);
+  for (int i = 0; i < m; ++i)
+    if (!(wbar(i, i) > kRankTolerance * jn.row(i).squaredNorm() * max_inverse_mass)) inert[static_cast<size_t>(i)] = 1;
 }
 
 void FrictionalSpace::tangential_impulse(const Eigen::VectorXd& lambda, int i, double* out) const {

@@ -29,6 +29,10 @@ struct FrictionalSpace {
   std::vector<double> cos_k, sin_k;  // direction k in the (t1, t2) frame
   Eigen::VectorXd scale;       // √W̄_jj (floored, see build): g-normalization
   double approach_scale = 0;   // S = max_i |u⁻_n,i| / scale_i
+  // Data scales of the final check and the LCP residuals (outcome_check.h):
+  Eigen::VectorXd magnitude;   // a_j = |b̄_j| + Σ_k |J̄_jk v⁻_k| per row of J̄
+  double speed_scale = 0;      // max_j |ū⁻_j| / scale_j over ALL rows of J̄
+  std::vector<char> inert;     // m: contact i counts as infinitely massive
 
   int rows() const { return m * (1 + d); }
   int normal_row(int i) const { return i; }

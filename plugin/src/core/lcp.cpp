@@ -190,6 +190,27 @@ void check_solution(const Eigen::MatrixXd& M, const Eigen::MatrixXd& abs_m,
                     Eigen::VectorXd& magnitude, LcpResult& result) {
   result.w = q;
   result.w.noalias() += M * result.z;
+  const Eigen::Index m = q.size();
+  if (parameters.w_scale.size() == m && parameters.z_scale.size() == m && m > 0) {
+    double worst = 0.0;
+    Eigen::Index where = 0;
+    for (Eigen::Index i = 0; i < m; ++i) {
+      const double w = result.w[i] / parameters.w_scale[i];
+      const double z = result.z[i] / parameters.z_scale[i];
+      const double violation = std::max(-w, std::min(std::abs(z), std::abs(w)));
+      if (!(violation <= worst)) {  // also catches NaN
+        worst = violation;
+        where = i;
+      }
+    }
+    if (!(worst <= parameters.residual_tolerance)) {
+      result.status = LcpStatus::kInaccurate;
+      result.message = "LCP solution violates w >= 0 or complementarity in row " +
+                       std::to_string(where) + " by " + std::to_string(worst) +
+                       " of the data's scale";
+    }
+    return;
+  }
   magnitude.noalias() = abs_m * result.z;
   const double scale = std::max({q.cwiseAbs().maxCoeff(), magnitude.maxCoeff(), 1e-300});
   const double zmax = std::max(result.z.maxCoeff(), 1e-300);

@@ -31,6 +31,16 @@ struct LemkeParameters {
   /// scale max(|q|, |M| |z|). Lemke is a direct method: an accurate solve
   /// lands at ~1e-14; 1e-9 flags a numerically broken one.
   double residual_tolerance = 1e-9;
+  /// Optional DATA-relative scales of the residual check (both or neither,
+  /// m entries each, > 0): row i of w = M z + q is measured against
+  /// w_scale_i and z_i against z_scale_i, and the solution is accepted when
+  ///     max_i max( −w_i / w_scale_i,  min(z_i / z_scale_i, w_i / w_scale_i) )
+  /// ≤ residual_tolerance (feasibility and complementarity, each in the
+  /// units of its own row). Without them the scale is max(|q|, |M| |z|),
+  /// which grows with the solution: a huge z (an infeasible problem made
+  /// solvable by rounding) then passes with huge residuals. The impact laws
+  /// pass the velocity and impulse scales of their data.
+  Eigen::VectorXd w_scale, z_scale;
   /// 0 = automatic: 100 (m + 10). Lemke typically needs O(m) pivots.
   int max_pivots = 0;
   /// Covering vector d > 0 of the artificial variable z0; empty = (1, …, 1).

@@ -5,11 +5,13 @@
 #include "core/contact_space.h"
 #include "core/inertia.h"
 #include "core/lcp.h"
+#include "core/outcome_check.h"
 #include "core/rng.h"
 #include "core/validation.h"
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 namespace simpact {
@@ -22,8 +24,30 @@ const char* to_string(Status status) {
     case Status::kInfeasible: return "infeasible";
     case Status::kLcpFailed: return "lcp_failed";
     case Status::kStepLimitReached: return "step_limit_reached";
+    case Status::kFinishedByFallback: return "finished_by_fallback";
+    case Status::kNonFinite: return "non_finite";
+    case Status::kEnergyGain: return "energy_gain";
+    case Status::kStillApproaching: return "still_approaching";
+    case Status::kImpulseOutsideCone: return "impulse_outside_cone";
   }
   return "unknown";
+}
+
+bool keeps_input_velocity(Status status) {
+  switch (status) {
+    case Status::kInfeasible:
+    case Status::kLcpFailed:
+    case Status::kNonFinite:
+    case Status::kEnergyGain:
+    case Status::kStillApproaching:
+    case Status::kImpulseOutsideCone: return true;
+    case Status::kSuccess:
+    case Status::kReflectionCapReached:
+    case Status::kBudgetExhausted:
+    case Status::kStepLimitReached:
+    case Status::kFinishedByFallback: return false;
+  }
+  return true;
 }
 
 namespace {
@@ -57,6 +81,14 @@ namespace {
 // ~n·1e-16 of the magnitude; 1e-12 is well above that and far below any
 // real effective inverse mass.
 constexpr double kInertTolerance = 1e-12;
+// A contact is inert too when W_ii ≤ kRankTolerance × ‖J_i‖² × max_k M⁻¹_kk:
+// its effective inverse mass is below the rank tolerance of the problem's
+// inverse inertia (impact_problem.h: a 10¹²:1 mass ratio is not a
+// simulation), e.g. a factor-locked axis or the rounding residue of a
+// joint-constrained metric without exact cancellation. Such a contact counts
+// as infinitely massive: it takes no impulse (else impulses of ~1/W_ii, 10¹¹
+// and more, follow). The bound is relative to the problem's data and
+// invariant to scaling M⁻¹ or a row of J.
 
 // An inert contact is infeasible when it approaches by more than rounding:
 // u_i is a sum of terms J_ik v_k and b_i, exact to ~n·1e-16 of Σ|terms|;
@@ -71,9 +103,13 @@ struct PropagativeSolver::Workspace {
   internal::ApproachHeap heap;
   internal::ApproachSet set;
   Eigen::VectorXd u0, u, v, lambda_elastic, lambda_plastic, v_plastic, inv_sqrt_diag, threshold;
+  Eigen::VectorXd magnitude, w_diag, u_after;  // a_i, W_ii (0 if inert), scratch
+  internal::OutcomeScales scales;
   std::vector<char> inert;
   std::vector<int> sequence;
   ImpactResult result;
+  std::multimap<double, size_t> dedup_index;  // kAll: key → leaf
+  Eigen::VectorXd dedup_direction;            // g / ‖r‖_g
 
   struct Leaf {
     Eigen::VectorXd lambda, velocity;
@@ -156,12 +192,20 @@ class Resolution {
       }
     } else if (restitution > 0.0) {
       ws_.clear_leaves();
-      if (run_single_policy()) {
+      const Stop stop = run_single_policy();
+      if (stop == Stop::kDone) {
         ws_.add_leaf(ws_.lambda_elastic, ws_.v, ws_.sequence);
+      } else if (stop == Stop::kNonFinite) {
+        fail_unchanged(Status::kNonFinite,
+                       "reflection " + std::to_string(r.reflections) +
+                           " produced a non-finite impulse; velocity left unchanged");
+        return;
       } else {
         set_status(Status::kReflectionCapReached,
-                   "reflection cap of " + std::to_string(r.reflection_cap) +
-                       " reached with contacts still approaching; returned the plastic outcome");
+                   (stop == Stop::kCap ? "reflection cap of " + std::to_string(r.reflection_cap) +
+                                             " reached with contacts still approaching"
+                                       : jam_message_) +
+                       "; returned the plastic outcome");
         if (!ensure_plastic()) return;
         ws_.add_leaf(ws_.lambda_plastic, ws_.v_plastic, {});
       }
@@ -185,6 +229,7 @@ class Resolution {
       }
       o.sequence = leaf.sequence;
     }
+    if (!final_check()) return;
     if (params_.compute_energy || all) r.energy_after = ws_.inertia.kinetic_energy(r.outcomes[0].velocity);
     if (all) r.indeterminacy = indeterminacy();
   }
@@ -210,19 +255,83 @@ class Resolution {
     ws_.inert.assign(m_, 0);
     ws_.inv_sqrt_diag.resize(m_);
     ws_.threshold.resize(m_);
+    ws_.magnitude.resize(m_);
+    ws_.w_diag.resize(m_);
+    // Largest diagonal entry of M⁻¹: the inverse-inertia scale of the data.
+    double max_inverse_mass = 0.0;
+    for (int c = 0; c < p_.inverse_mass.outerSize(); ++c)
+      for (SparseColMatrix::InnerIterator it(p_.inverse_mass, c); it; ++it)
+        if (it.row() == c) max_inverse_mass = std::max(max_inverse_mass, it.value());
     double speed_scale = 0.0;  // S: largest g-normalized pre-impact speed
     for (int i = 0; i < m_; ++i) {
+      double magnitude = p_.offsets.size() ? std::abs(p_.offsets[i]) : 0.0;
+      double row_norm2 = 0.0;
+      for (SparseRowMatrix::InnerIterator it(p_.normals, i); it; ++it) {
+        magnitude += std::abs(it.value() * p_.velocity[it.col()]);
+        row_norm2 += it.value() * it.value();
+      }
+      ws_.magnitude[i] = magnitude;
       const double wii = space_.diagonal(i);
-      if (!(wii > kInertTolerance * space_.diagonal_magnitude(i))) {
+      if (!(wii > kInertTolerance * space_.diagonal_magnitude(i)) ||
+          !(wii > kRankTolerance * row_norm2 * max_inverse_mass)) {
         ws_.inert[i] = 1;
         ws_.inv_sqrt_diag[i] = 0.0;
+        ws_.w_diag[i] = 0.0;
         continue;
       }
+      ws_.w_diag[i] = wii;
       ws_.inv_sqrt_diag[i] = 1.0 / std::sqrt(wii);
       speed_scale = std::max(speed_scale, std::abs(ws_.u0[i]) * ws_.inv_sqrt_diag[i]);
     }
     for (int i = 0; i < m_; ++i)
       ws_.threshold[i] = ws_.inert[i] ? 0.0 : params_.approach_tolerance * speed_scale / ws_.inv_sqrt_diag[i];
+    ws_.scales.build(ws_.w_diag, ws_.magnitude, speed_scale, params_.approach_tolerance);
+  }
+
+  // The final check (outcome_check.h) of every outcome. A single outcome
+  // that fails is replaced by the input velocity with the failed check's
+  // status; kAll drops failed outcomes (the message counts them) and fails
+  // only if none is left. Returns false when the result failed.
+  bool final_check() {
+    ImpactResult& r = ws_.result;
+    std::vector<Outcome> kept;
+    Status first_failure = Status::kSuccess;
+    std::string first_message;
+    size_t dropped = 0;
+    for (Outcome& o : r.outcomes) {
+      space_.contact_velocity(p_.normals, o.velocity, p_.offsets, ws_.u_after);
+      internal::OutcomeView view;
+      view.velocity = &o.velocity;
+      view.u_after = &ws_.u_after;
+      view.normal_impulses = &o.impulses;
+      view.energy_change = 0.5 * o.impulses.dot(ws_.u0 + ws_.u_after);
+      view.sequence_length = static_cast<std::int64_t>(o.sequence.size());
+      std::string why;
+      const Status status = internal::check_outcome(view, ws_.scales, why);
+      if (status == Status::kSuccess) {
+        kept.push_back(std::move(o));
+        continue;
+      }
+      if (first_failure == Status::kSuccess) {
+        first_failure = status;
+        first_message = why;
+      }
+      ++dropped;
+    }
+    if (kept.empty()) {
+      fail_unchanged(first_failure, "final check failed: " + first_message +
+                                        (r.status != Status::kSuccess ? " (after: " + r.message + ")" : "") +
+                                        "; velocity left unchanged");
+      return false;
+    }
+    r.outcomes = std::move(kept);
+    if (dropped > 0) {
+      const std::string note = std::to_string(dropped) + " outcome(s) failed the final check (" +
+                               first_message + ") and were dropped";
+      r.message = r.message.empty() ? note : r.message + "; " + note;
+      if (r.status == Status::kSuccess) r.status = Status::kBudgetExhausted;
+    }
+    return true;
   }
 
   bool check_inert_contacts() {
@@ -256,7 +365,7 @@ class Resolution {
       }
     }
     const std::int64_t pairs = m_ > 1 ? static_cast<std::int64_t>(m_) * (m_ - 1) / 2 : 1;
-    const std::int64_t bound = pair_reflection_bound(c_min);
+    const std::int64_t bound = std::min(pair_reflection_bound(c_min), kMaxPairRun);
     if (bound >= kMaxReflectionCeiling / pairs) return kMaxReflectionCeiling;
     return bound * pairs;
   }
@@ -297,8 +406,37 @@ class Resolution {
     }
   }
 
-  // Returns false when the cap stops it with contacts still approaching.
-  bool run_single_policy() {
+  enum class Stop { kDone, kCap, kJam, kNonFinite };
+
+  // W_ab / √(W_aa W_bb) for two non-inert contacts (column a of W searched).
+  double normalized_coupling(int a, int b) const {
+    const internal::SparseColumns& w = space_.w();
+    for (int k = w.begin(a); k < w.end(a); ++k)
+      if (w.index[k] == b) return w.value[k] * ws_.inv_sqrt_diag[a] * ws_.inv_sqrt_diag[b];
+    return 0.0;
+  }
+
+  // Longest allowed run of alternating reflections of the pair (a, b), see
+  // propagative.h "Termination"; sets jam_message_ for when it is exceeded.
+  std::int64_t pair_run_limit(int a, int b) {
+    const double c = normalized_coupling(a, b);
+    const std::int64_t bound = pair_reflection_bound(c);
+    std::ostringstream os;
+    os.precision(6);
+    if (bound > kMaxPairRun) {
+      os << "contacts " << a << " and " << b << " are jammed: their normals are nearly opposite (c = "
+         << c << ", Theorem 1 bound " << bound << " > kMaxPairRun = " << kMaxPairRun
+         << ") and they alternated " << kMaxPairRun << " times";
+      jam_message_ = os.str();
+      return kMaxPairRun;
+    }
+    os << "contacts " << a << " and " << b << " alternated more than Theorem 1's bound of " << bound
+       << " reflections for a pair (+" << kPairRunSlack << "): rounding keeps them in a loop, a jam";
+    jam_message_ = os.str();
+    return bound + kPairRunSlack;
+  }
+
+  Stop run_single_policy() {
     Eigen::VectorXd& u = ws_.u;
     u = ws_.u0;
     ws_.v = p_.velocity;
@@ -319,6 +457,8 @@ class Resolution {
     for (int j = 0; j < m_; ++j) refresh(j);
 
     std::int64_t& count = ws_.result.reflections;
+    int last = -1, before_last = -1;  // the two latest reflected contacts
+    std::int64_t run = 0, run_limit = 0;
     while (true) {
       int i = random ? ws_.set.pick(rng) : ws_.heap.top();
       if (i < 0) {
@@ -327,12 +467,21 @@ class Resolution {
         space_.contact_velocity(p_.normals, ws_.v, p_.offsets, u);
         for (int j = 0; j < m_; ++j) refresh(j);
         i = random ? ws_.set.pick(rng) : ws_.heap.top();
-        if (i < 0) return true;
+        if (i < 0) return Stop::kDone;
       }
-      if (count >= ws_.result.reflection_cap) return false;
+      if (last >= 0 && i == before_last) {
+        if (++run > run_limit) return Stop::kJam;
+      } else if (last >= 0) {
+        run = 2;
+        run_limit = pair_run_limit(last, i);
+      }
+      if (count >= ws_.result.reflection_cap) return Stop::kCap;
       reflect(u, ws_.lambda_elastic, ws_.v, i, refresh);
       ws_.sequence.push_back(i);
       ++count;
+      if (!std::isfinite(ws_.lambda_elastic[i]) || !std::isfinite(u[i])) return Stop::kNonFinite;
+      before_last = last;
+      last = i;
     }
   }
 
@@ -347,6 +496,7 @@ class Resolution {
   void enumerate_all() {
     ImpactResult& r = ws_.result;
     ws_.clear_leaves();
+    prepare_dedup();
     struct Frame {
       Eigen::VectorXd u, lambda, v;
       std::vector<int> candidates;
@@ -390,7 +540,10 @@ class Resolution {
         space_.contact_velocity(p_.normals, child.v, p_.offsets, child.u);
         approaching_list(child.u, child.candidates);
       }
-      if (child.candidates.empty()) {
+      if (!std::isfinite(child.lambda[j])) {
+        ++capped;  // overflowed: dropped like a capped sequence
+        path.pop_back();
+      } else if (child.candidates.empty()) {
         ++r.sequences_explored;
         add_distinct_leaf(child.lambda, child.v, path);
         path.pop_back();
@@ -414,24 +567,74 @@ class Resolution {
     }
   }
 
+  // Duplicate removal (propagative.h "Termination", COST): kept outcomes are
+  // indexed by k(λ) = gᵀλ / ‖r‖_g, g = W r for a fixed r, a 1-Lipschitz
+  // function of λ in the g-norm (|k(a) − k(b)| ≤ ‖a − b‖_g). A match needs
+  // ‖λ − λ_k‖_g ≤ tol · max(‖λ‖_g, ‖λ_k‖_g) ≤ tol ‖λ‖_g / (1 − tol), so only
+  // outcomes with keys in that window are compared, exactly as before.
+  void prepare_dedup() {
+    ws_.dedup_index.clear();
+    internal::SplitMix64 rng(0x5EEDDEDB1CULL);  // fixed: deterministic keys
+    Eigen::VectorXd r(m_);
+    for (int i = 0; i < m_; ++i) r[i] = 2.0 * rng.uniform() - 1.0;
+    ws_.dedup_direction.setZero(m_);
+    const internal::SparseColumns& w = space_.w();
+    for (int i = 0; i < m_; ++i)
+      for (int k = w.begin(i); k < w.end(i); ++k) ws_.dedup_direction[w.index[k]] += w.value[k] * r[i];
+    const double norm = std::sqrt(std::max(0.0, r.dot(ws_.dedup_direction)));
+    if (norm > 0.0) ws_.dedup_direction /= norm;
+    else ws_.dedup_direction.setZero();
+  }
+
   void add_distinct_leaf(const Eigen::VectorXd& lambda, const Eigen::VectorXd& velocity,
                          const std::vector<int>& sequence) {
     const double norm = space_.impulse_norm(lambda);
-    for (size_t k = 0; k < ws_.leaf_count; ++k) {
-      const auto& leaf = ws_.leaves[k];
+    const double key = ws_.dedup_direction.dot(lambda);
+    const double key_magnitude = ws_.dedup_direction.cwiseAbs().dot(lambda.cwiseAbs());
+    // The window of the comment above, widened by the rounding of the keys
+    // and norms (~m·1e-16 of their magnitudes; 1e-12 covers m up to 10⁴).
+    const double tol = params_.dedup_tolerance;
+    const double half = tol * norm / std::max(1.0 - tol, 1e-300) * (1.0 + 1e-9) + 1e-12 * key_magnitude;
+    for (auto it = ws_.dedup_index.lower_bound(key - half);
+         it != ws_.dedup_index.end() && it->first <= key + half; ++it) {
+      const auto& leaf = ws_.leaves[it->second];
       const double scale = std::max(norm, space_.impulse_norm(leaf.lambda));
-      if (space_.impulse_norm(lambda - leaf.lambda) <= params_.dedup_tolerance * scale) return;
+      if (space_.impulse_norm(lambda - leaf.lambda) <= tol * scale) return;
     }
+    ws_.dedup_index.emplace(key, ws_.leaf_count);
     ws_.add_leaf(lambda, velocity, sequence);
   }
 
-  double indeterminacy() const {
+  double indeterminacy() {
     const auto& outcomes = ws_.result.outcomes;
+    const size_t count = outcomes.size();
     double spread = 0.0, largest = 0.0;
-    for (size_t a = 0; a < outcomes.size(); ++a) {
-      largest = std::max(largest, space_.impulse_norm(outcomes[a].impulses));
-      for (size_t b = a + 1; b < outcomes.size(); ++b)
-        spread = std::max(spread, space_.impulse_norm(outcomes[a].impulses - outcomes[b].impulses));
+    for (size_t a = 0; a < count; ++a) largest = std::max(largest, space_.impulse_norm(outcomes[a].impulses));
+    const double pairs = 0.5 * static_cast<double>(count) * static_cast<double>(count - 1);
+    if (pairs <= static_cast<double>(params_.enumeration_budget)) {
+      for (size_t a = 0; a < count; ++a)
+        for (size_t b = a + 1; b < count; ++b)
+          spread = std::max(spread, space_.impulse_norm(outcomes[a].impulses - outcomes[b].impulses));
+    } else {
+      // Double sweep: d(x, far(x)) ≤ diameter ≤ 2 d(x, far(x)).
+      size_t far = 0;
+      for (int sweep = 0; sweep < 2; ++sweep) {
+        const size_t from = far;
+        double best = -1.0;
+        for (size_t b = 0; b < count; ++b) {
+          const double d = space_.impulse_norm(outcomes[from].impulses - outcomes[b].impulses);
+          if (d > best) {
+            best = d;
+            far = b;
+          }
+        }
+        spread = std::max(spread, best);
+      }
+      const std::string note = "indeterminacy estimated by a double sweep over " +
+                               std::to_string(count) +
+                               " outcomes (a lower bound within a factor 2 of the exact spread): "
+                               "comparing all pairs would exceed the enumeration budget";
+      ws_.result.message = ws_.result.message.empty() ? note : ws_.result.message + "; " + note;
     }
     if (spread == 0.0) return 0.0;
     const double momentum = std::sqrt(2.0 * ws_.result.energy_before);  // ‖p⁻‖_g
@@ -459,16 +662,42 @@ class Resolution {
     return std::min(1.0, r2l / denominator);
   }
 
-  // Moreau's projection as the LCP (W, u⁻); computed at most once.
+  // Moreau's projection as the LCP (W, u⁻) over the non-inert contacts
+  // (inert ones take no impulse); computed at most once. The LCP's residual
+  // is judged against the data's scales (outcome_check.h): velocity V_i per
+  // row, impulse V_i / W_ii per variable.
   bool ensure_plastic() {
     if (plastic_ready_) return true;
-    if (m_ == 0 || ws_.u0.minCoeff() >= 0.0) {
-      ws_.lambda_plastic.setZero(m_);
+    std::vector<int> active;
+    bool approaching_any = false;
+    for (int i = 0; i < m_; ++i) {
+      if (ws_.inert[i]) continue;
+      active.push_back(i);
+      if (ws_.u0[i] < 0.0) approaching_any = true;
+    }
+    ws_.lambda_plastic.setZero(m_);
+    if (!approaching_any) {
       ws_.v_plastic = p_.velocity;
       plastic_ready_ = true;
       return true;
     }
-    const internal::LcpResult lcp = internal::solve_psd_lcp(space_.dense_w(), ws_.u0);
+    const int k = static_cast<int>(active.size());
+    const Eigen::MatrixXd full = space_.dense_w();
+    Eigen::MatrixXd w(k, k);
+    Eigen::VectorXd q(k);
+    internal::LemkeParameters lemke;
+    lemke.w_scale.resize(k);
+    lemke.z_scale.resize(k);
+    const double speed = ws_.scales.energy_scale > 0.0 ? std::sqrt(2.0 * ws_.scales.energy_scale) : 0.0;
+    for (int a = 0; a < k; ++a) {
+      const int i = active[static_cast<size_t>(a)];
+      q[a] = ws_.u0[i];
+      for (int b = 0; b < k; ++b) w(a, b) = full(i, active[static_cast<size_t>(b)]);
+      const double velocity = std::max(speed * std::sqrt(ws_.w_diag[i]) + ws_.magnitude[i], 1e-300);
+      lemke.w_scale[a] = velocity;
+      lemke.z_scale[a] = velocity / ws_.w_diag[i];
+    }
+    const internal::LcpResult lcp = internal::solve_psd_lcp(w, q, lemke);
     if (lcp.status == internal::LcpStatus::kRayTermination) {
       fail_unchanged(Status::kInfeasible,
                      "no non-negative impulses stop every approaching contact (plastic LCP "
@@ -480,7 +709,7 @@ class Resolution {
                                              "; velocity left unchanged");
       return false;
     }
-    ws_.lambda_plastic = lcp.z;
+    for (int a = 0; a < k; ++a) ws_.lambda_plastic[active[static_cast<size_t>(a)]] = lcp.z[a];
     space_.apply_impulses(p_.velocity, ws_.lambda_plastic, ws_.v_plastic);
     plastic_ready_ = true;
     return true;
@@ -492,6 +721,7 @@ class Resolution {
   internal::ContactSpace& space_;
   const int m_;
   bool plastic_ready_ = false;
+  std::string jam_message_;
 };
 
 }  // namespace

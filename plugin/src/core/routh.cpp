@@ -5,6 +5,7 @@
 #include "core/frictional_space.h"
 #include "core/validation.h"
 #include "core/lcp.h"
+#include "core/outcome_check.h"
 #include "core/rng.h"
 
 #include <algorithm>
@@ -92,6 +93,8 @@ struct RouthSampler::Impl {
   std::vector<double> alpha;  // R_D increments, D = m·N
   bool infeasible = false;    // a colliding contact no impulse can move
   std::string infeasible_message;
+  internal::OutcomeScales scales;       // the final check's thresholds
+  Eigen::VectorXd lcp_w_scale, lcp_z_scale;  // data scales of the increment LCP
 
 };
 
@@ -123,7 +126,7 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
   for (int i = 0; i < m; ++i) {
     const double approach = -sp.u0[i];
     if (approach / sp.scale[i] <= parameters_.separation_tolerance * sp.approach_scale) continue;
-    if (sp.wbar(i, i) <= kRankTolerance * max_diagonal) {
+    if (sp.wbar(i, i) <= kRankTolerance * max_diagonal || sp.inert[static_cast<size_t>(i)]) {
       s.infeasible = true;
       s.infeasible_message = "contact " + std::to_string(i) +
                              " approaches but no impulse can move it (J_n M^-1 J_n^T = 0): "
@@ -132,6 +135,43 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
     largest = std::max(largest, approach / sp.wbar(i, i));
   }
   s.step = parameters_.step > 0.0 ? parameters_.step : parameters_.automatic_step_factor * largest;
+
+  // Data scales (outcome_check.h): velocity V_j = S √W̄_jj + a_j per row of
+  // J̄, impulse H = h per increment (no increment takes more than its cap;
+  // friction up to μ h). The increment LCP's rows and variables are judged
+  // in these units, so an inaccurate solution cannot hide behind its own
+  // size (seen: 4e16 impulses with u_n′ = +1.15 passed a check relative to
+  // them).
+  {
+    const int rows = sp.rows();
+    Eigen::VectorXd velocity(rows);
+    for (int j = 0; j < rows; ++j) velocity[j] = std::max(sp.speed_scale * sp.scale[j] + sp.magnitude[j], 1e-300);
+    const double impulse = std::max(s.step, 1e-300);
+    s.lcp_w_scale.resize(size);
+    s.lcp_z_scale.resize(size);
+    for (int i = 0; i < m; ++i) {
+      const double friction_impulse = impulse * std::max(1.0, sp.mu[i]);
+      double sliding = 0.0;
+      for (int k = 0; k < d; ++k) sliding = std::max(sliding, velocity[sp.direction_row(i, k)]);
+      s.lcp_z_scale[i] = velocity[i];            // β_i (velocity)
+      s.lcp_w_scale[i] = impulse;                // λ_max,i − λ_n,i
+      s.lcp_z_scale[m + i] = impulse;            // λ_n,i
+      s.lcp_w_scale[m + i] = velocity[i];        // u_n,i′ + β_i
+      for (int k = 0; k < d; ++k) {
+        const int row = sp.direction_row(i, k);       // in λ̄; in z it is m + row
+        s.lcp_z_scale[m + row] = friction_impulse;   // λ_D,ik
+        s.lcp_w_scale[m + row] = velocity[row];      // J_D v′ + E γ
+      }
+      s.lcp_z_scale[m + rows + i] = sliding;     // γ_i (sliding speed)
+      s.lcp_w_scale[m + rows + i] = friction_impulse;  // μ λ_n − Eᵀ λ_D
+    }
+    Eigen::VectorXd w_diag(m), magnitude(m);
+    for (int i = 0; i < m; ++i) {
+      w_diag[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : sp.wbar(i, i);
+      magnitude[i] = sp.magnitude[i];
+    }
+    s.scales.build(w_diag, magnitude, sp.speed_scale, parameters_.separation_tolerance, s.step);
+  }
 
   if (parameters_.sampler == ImpulseSampler::kLowDiscrepancy && m > 0) {
     const int dims = m * parameters_.max_steps;
@@ -156,8 +196,13 @@ int RouthSampler::lcp_size() const { return static_cast<int>(impl_->lcp.rows());
 // Per-thread scratch: the Lemke tableau and the LCP vectors, reused by every
 // increment of every sample the thread draws.
 struct RouthSampler::Workspace {
-  explicit Workspace(const Impl& s) { lemke.set_matrix(s.lcp); }
+  explicit Workspace(const Impl& s) {
+    lemke.set_matrix(s.lcp);
+    lemke_parameters.w_scale = s.lcp_w_scale;
+    lemke_parameters.z_scale = s.lcp_z_scale;
+  }
   internal::LemkeSolver lemke;
+  internal::LemkeParameters lemke_parameters;
   internal::LcpResult lcp;
   Eigen::VectorXd q;
 };
@@ -197,7 +242,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   Eigen::VectorXd& q = workspace.q;
   q.setZero(size);
   internal::LcpResult& r = workspace.lcp;
-  const internal::LemkeParameters lemke_parameters;
+  const internal::LemkeParameters& lemke_parameters = workspace.lemke_parameters;
   Eigen::VectorXd u = sp.u0;  // ū, tracked in contact space
   const double kd = static_cast<double>(index);
   int steps = 0;
@@ -213,7 +258,9 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
         const double x = shift[static_cast<Eigen::Index>(j)] + kd * s.alpha[j];
         unit = x - std::floor(x);
       }
-      q[i] = s.step * unit;
+      // An inert contact (infinitely massive along its normal) takes no
+      // impulse: cap 0 forces λ_n,i = 0 and, by (33), λ_D,i = 0.
+      q[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : s.step * unit;
     }
     q.segment(m, rows) = u;
     workspace.lemke.solve(q, lemke_parameters, r);
@@ -234,7 +281,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
 
   // Algorithm 2 line 5: one more increment with every cap ε/(3ψ).
   if (final_cap > 0.0 && !lcp_failed && sp.colliding(u, parameters_.separation_tolerance)) {
-    q.head(m).setConstant(final_cap);
+    for (int i = 0; i < m; ++i) q[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : final_cap;
     q.segment(m, rows) = u;
     workspace.lemke.solve(q, lemke_parameters, r);
     ++out.lcps;
@@ -252,6 +299,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   }
 
   out.terminated = !lcp_failed && !sp.colliding(u, parameters_.separation_tolerance);
+  bool require_separation = true;
   if (!out.terminated) {
     if (!lcp_failed) {
       result.status = Status::kStepLimitReached;
@@ -265,18 +313,59 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
       if (internal::anitescu_potra_lemke(sp, u, {}, lambda, &why)) {
         total += lambda;
         out.finished_by_fallback = true;
+        if (lcp_failed) result.status = Status::kFinishedByFallback;
         result.message += "; finished with one Anitescu-Potra LCP";
         if (parameters_.record_trajectory)
           out.trajectory.push_back(s.problem.velocity + sp.y * total);
       } else {
-        result.message += "; the Anitescu-Potra fallback failed too (" + why +
-                          "): velocity still colliding";
+        result.status = Status::kLcpFailed;
+        result.message += "; the Anitescu-Potra fallback failed too (" + why + ")";
       }
+    } else if (lcp_failed) {
+      result.message += "; no fallback requested";
     } else {
+      // Algorithm 1 verbatim, as asked: the velocity stays colliding.
+      require_separation = false;
       result.message += "; velocity still colliding (no fallback requested)";
     }
   }
   sp.fill_outcome(s.problem, total, out);
+
+  // The final check (outcome_check.h), on velocities recomputed from v⁺.
+  if (!keeps_input_velocity(result.status)) {
+    const Eigen::VectorXd change = out.velocity - s.problem.velocity;
+    const Eigen::VectorXd u_after = sp.u0 + sp.jbar * change;
+    const Eigen::VectorXd normal_after = u_after.head(m);
+    Eigen::VectorXd direction_sums = Eigen::VectorXd::Zero(m);
+    for (int i = 0; i < m; ++i)
+      for (int k = 0; k < d; ++k) direction_sums[i] += total[sp.direction_row(i, k)];
+    const Eigen::VectorXd extra = total;
+    internal::OutcomeView view;
+    view.velocity = &out.velocity;
+    view.u_after = &normal_after;
+    view.normal_impulses = &out.normal_impulses;
+    view.energy_change = 0.5 * total.dot(sp.u0 + u_after);
+    view.direction_sums = &direction_sums;
+    view.friction = &sp.mu;
+    view.extra = &extra;
+    view.require_separation = require_separation;
+    std::string why;
+    const Status status = internal::check_outcome(view, s.scales, why);
+    if (status != Status::kSuccess) {
+      result.message = "final check failed: " + why +
+                       (result.message.empty() ? "" : " (after: " + result.message + ")");
+      result.status = status;
+    }
+  } else if (result.message.find("velocity left unchanged") == std::string::npos) {
+    result.message += "; velocity left unchanged";
+  }
+  if (keeps_input_velocity(result.status)) {
+    // No physical outcome: the input velocity, zero impulses.
+    total.setZero();
+    sp.fill_outcome(s.problem, total, out);
+    out.terminated = false;
+    out.finished_by_fallback = false;
+  }
   return result;
 }
 
@@ -355,17 +444,22 @@ RouthOutcomeSet RouthSampler::approximate(const RouthSetParameters& set) const {
   if (error) std::rethrow_exception(error);
 
   int failed = 0, unterminated = 0, still_colliding = 0;
+  Status first_failure = Status::kLcpFailed;
   for (int k = 0; k < count; ++k) {
     const size_t kk = static_cast<size_t>(k);
     out.terminated_count += out.terminated[kk];
-    if (statuses[kk] == Status::kLcpFailed || statuses[kk] == Status::kInfeasible) ++failed;
+    if (keeps_input_velocity(statuses[kk])) {
+      if (failed == 0) first_failure = statuses[kk];
+      ++failed;
+    }
     if (!out.terminated[kk]) ++unterminated;
     if (out.colliding[kk]) ++still_colliding;
   }
   if (failed > 0) {
-    out.status = statuses[0] == Status::kInfeasible ? Status::kInfeasible : Status::kLcpFailed;
+    out.status = first_failure;
     out.message = std::to_string(failed) + " of " + std::to_string(count) +
-                  " samples failed (LCP failure or infeasible problem); " +
+                  " samples failed (first: " + std::string(to_string(first_failure)) +
+                  "; their velocity is the input's); " +
                   std::to_string(still_colliding) + " samples still colliding after the fallback";
   } else if (unterminated > 0) {
     out.status = Status::kStepLimitReached;

@@ -1,0 +1,234 @@
+// Reproductions found by fuzzing (tests/data/repro/README.md): each input
+// once gave `success` with impossible numbers, or cost far too much. The
+// loader reads the `simpact resolve` format (keys as in
+// plugin/cli/src/resolve.cpp) with nlohmann_json, linked to this test target
+// only; the core itself stays Eigen-only.
+#include <simpact/propagative.h>
+#include <simpact/routh.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+namespace simpact {
+namespace {
+
+using Json = nlohmann::json;
+
+Json load(const std::string& name) {
+  std::ifstream in(std::string(SIMPACT_SOURCE_DIR) + "/tests/data/repro/" + name);
+  EXPECT_TRUE(in.good()) << name;
+  return Json::parse(in);
+}
+
+Eigen::VectorXd vector_of(const Json& j) {
+  Eigen::VectorXd v(static_cast<Eigen::Index>(j.size()));
+  for (size_t i = 0; i < j.size(); ++i) v[static_cast<Eigen::Index>(i)] = j[i].get<double>();
+  return v;
+}
+
+Eigen::MatrixXd matrix_of(const Json& j, Eigen::Index cols) {
+  Eigen::MatrixXd a(static_cast<Eigen::Index>(j.size()), cols);
+  for (size_t r = 0; r < j.size(); ++r)
+    for (Eigen::Index c = 0; c < cols; ++c) a(static_cast<Eigen::Index>(r), c) = j[r][static_cast<size_t>(c)].get<double>();
+  return a;
+}
+
+ImpactProblem impact_problem(const Json& j) {
+  const Eigen::VectorXd v = vector_of(j["velocity"]);
+  ImpactProblem p = ImpactProblem::from_dense(matrix_of(j["inverse_mass"], v.size()),
+                                              matrix_of(j["normals"], v.size()), v);
+  if (j.contains("restitution")) p.restitution = j["restitution"].get<double>();
+  if (j.contains("offsets")) p.offsets = vector_of(j["offsets"]);
+  if (j.contains("toi")) p.time_of_impact = vector_of(j["toi"]);
+  return p;
+}
+
+PropagativeParameters propagative_parameters(const Json& j) {
+  PropagativeParameters params;
+  if (j.contains("policy")) params.policy = parse_order_policy(j["policy"].get<std::string>());
+  if (j.contains("seed")) params.seed = j["seed"].get<std::uint64_t>();
+  if (j.contains("enumeration_budget")) params.enumeration_budget = j["enumeration_budget"].get<std::int64_t>();
+  return params;
+}
+
+// Whatever the status, the result must be honest: either a checked outcome
+// (no approach, no gain, finite) or the input velocity untouched.
+void expect_honest(const ImpactProblem& p, const ImpactResult& r) {
+  std::cout << "[ repro ] " << to_string(r.status) << ", " << r.reflections
+            << " reflections: " << r.message << "\n";
+  ASSERT_FALSE(r.outcomes.empty());
+  const Outcome& o = r.outcomes[0];
+  if (keeps_input_velocity(r.status)) {
+    EXPECT_EQ(o.velocity, p.velocity) << "a failed law returns the input velocity, bit for bit";
+    EXPECT_EQ(o.impulses, Eigen::VectorXd::Zero(p.contacts()));
+    EXPECT_FALSE(r.message.empty());
+    return;
+  }
+  EXPECT_TRUE(o.velocity.allFinite());
+  EXPECT_TRUE(o.impulses.allFinite());
+}
+
+// 2 DOF, M⁻¹ = diag(0, 0.087): contact 0 acts only through DOF 0, which is
+// infinitely massive, and approaches at −0.88: no impulse can stop it. The
+// W + εI solution (impulses 5.9e13, energy ×22,000) used to be accepted.
+TEST(Repro, InfeasiblePlasticImpactIsNotSuccess) {
+  const Json j = load("plastic_infeasible_33610.json");
+  const ImpactProblem p = impact_problem(j);
+  const ImpactResult r = resolve(p, propagative_parameters(j));
+  EXPECT_EQ(r.status, Status::kInfeasible) << r.message;
+  expect_honest(p, r);
+}
+
+// Plastic, 19 contacts on 5 DOF: `success` left a contact approaching.
+TEST(Repro, PlasticOutcomeNeverLeavesAContactApproaching) {
+  const Json j = load("plastic_approaching_17924.json");
+  const ImpactProblem p = impact_problem(j);
+  const ImpactResult r = resolve(p, propagative_parameters(j));
+  expect_honest(p, r);
+  if (!keeps_input_velocity(r.status)) {
+    const Eigen::VectorXd u = Eigen::MatrixXd(p.normals) * r.outcomes[0].velocity;
+    const Eigen::MatrixXd w = Eigen::MatrixXd(p.normals) * Eigen::MatrixXd(p.inverse_mass) *
+                              Eigen::MatrixXd(p.normals).transpose();
+    const Eigen::VectorXd u0 = Eigen::MatrixXd(p.normals) * p.velocity;
+    double speed = 0.0;
+    for (int i = 0; i < p.contacts(); ++i) speed = std::max(speed, std::abs(u0[i]) / std::sqrt(w(i, i)));
+    for (int i = 0; i < p.contacts(); ++i)
+      EXPECT_GE(u[i], -1e-8 * (speed * std::sqrt(w(i, i)) + 10.0)) << "contact " << i;
+  }
+}
+
+// A constrained metric (rank-deficient M⁻¹) with velocity along its null
+// space drives two contacts: reflections alternate and pump energy until
+// overflow (~446k reflections, then NaN with `success`). Contacts 0 and 4
+// have exactly opposite normals in the metric (c = −1): a jam, whose run is
+// stopped at kMaxPairRun with the plastic fallback (or an honest failure).
+TEST(Repro, DrivenPairIsStoppedEarlyNotAfterOverflow) {
+  const Json j = load("prop_nan_2028658.json");
+  const ImpactProblem p = impact_problem(j);
+  const ImpactResult r = resolve(p, propagative_parameters(j));
+  EXPECT_NE(r.status, Status::kSuccess) << "the sequence cannot end: it is driven";
+  EXPECT_LE(r.reflections, kMaxPairRun + kPairRunSlack) << "stopped by the pair-run bound";
+  expect_honest(p, r);
+  if (!keeps_input_velocity(r.status)) {
+    EXPECT_EQ(r.status, Status::kReflectionCapReached) << r.message;
+    EXPECT_NE(r.message.find("contacts 4 and 0"), std::string::npos) << r.message;
+  }
+}
+
+// Routh, 1 DOF with M⁻¹ = 1.1e-16 (an 8.7e15 kg body): Lemke's solution put
+// u_n from −0.44 to +1.15 under an inelastic law (energy +1.5e16) and passed
+// a residual check relative to its own 4e16 impulses. Judged against the
+// data, that solution is rejected. (With a single DOF the body's inverse
+// mass is the only scale of the data, so it is not "near zero" relative to
+// anything: the correct outcome stops the contact, with impulses ~1e16.)
+TEST(Repro, RouthNeverGainsEnergyOnATinyInverseMass) {
+  const Json j = load("routh_energy_gain_28183.json");
+  const Eigen::VectorXd v = vector_of(j["velocity"]);
+  FrictionalProblem p = FrictionalProblem::from_dense(
+      matrix_of(j["inverse_mass"], v.size()), matrix_of(j["normals"], v.size()),
+      matrix_of(j["tangents"], v.size()), v, vector_of(j["friction"]));
+  RouthParameters params;
+  params.seed = j["seed"].get<std::uint64_t>();
+  params.sampler = parse_impulse_sampler(j["sampler"].get<std::string>());
+  params.max_steps = j["max_steps"].get<int>();
+  const FrictionalResult r = RouthSampler(p, params).sample(j["step"].get<std::uint64_t>());
+  ASSERT_EQ(r.outcomes.size(), 1u);
+  const FrictionalOutcome& o = r.outcomes[0];
+  std::cout << "[ repro ] " << to_string(r.status) << ", u_n " << o.normal_velocities.transpose()
+            << ", energy change " << o.energy_change << ": " << r.message << "\n";
+  if (keeps_input_velocity(r.status)) {
+    EXPECT_EQ(o.velocity, p.velocity);
+    EXPECT_EQ(o.normal_impulses, Eigen::VectorXd::Zero(3));
+  } else {
+    const double energy = 0.5 * v[0] * v[0] / 1.1441790686821198e-16;
+    EXPECT_LE(o.energy_change, 1e-8 * energy) << to_string(r.status) << ": " << r.message;
+    EXPECT_GE(o.normal_velocities.minCoeff(), -1e-8) << r.message;
+  }
+}
+
+// A near-zero effective inverse mass that IS near zero relative to the data:
+// the same contact on a 2-DOF problem where the other DOF has inverse mass 1.
+// The contact (normal along DOF 1, W_00 = 1e-16 · 0.33) is below the rank
+// tolerance and counts as infinitely massive: it takes no impulse, and since
+// it approaches, no impulse can stop it (infeasible, input velocity).
+// Before, impulses of ~1e16 were applied.
+TEST(Repro, NearZeroEffectiveInverseMassIsInert) {
+  Eigen::MatrixXd inverse_mass = Eigen::MatrixXd::Zero(2, 2);
+  inverse_mass(0, 0) = 1.0;
+  inverse_mass(1, 1) = 1.1441790686821198e-16;
+  Eigen::MatrixXd normals(2, 2);
+  normals << 0.0, 0.57179316404782732,  // the repro's contact 0, along DOF 1
+      1.0, 0.0;                          // a resting contact on the light DOF
+  ImpactProblem p = ImpactProblem::from_dense(inverse_mass, normals, Eigen::Vector2d(0.0, 0.0));
+  p.restitution = 0.0;
+  // Resting (u = 0): the inert contact takes no impulse, the other none either.
+  ImpactResult r = resolve(p);
+  EXPECT_EQ(r.status, Status::kSuccess) << r.message;
+  EXPECT_EQ(r.outcomes[0].impulses, Eigen::Vector2d::Zero());
+  // Approaching along the inert normal: infeasible, velocity unchanged.
+  p.velocity = Eigen::Vector2d(-1.0, -0.76712942416908247);
+  r = resolve(p);
+  EXPECT_EQ(r.status, Status::kInfeasible) << r.message;
+  EXPECT_EQ(r.outcomes[0].velocity, p.velocity);
+  // The light DOF alone approaching: stopped exactly, the inert contact idle.
+  p.velocity = Eigen::Vector2d(-1.0, 0.0);
+  r = resolve(p);
+  EXPECT_EQ(r.status, Status::kSuccess) << r.message;
+  EXPECT_EQ(r.outcomes[0].impulses[0], 0.0);
+  EXPECT_NEAR(r.outcomes[0].velocity[0], 0.0, 1e-15);
+  EXPECT_EQ(r.outcomes[0].velocity[1], 0.0);
+}
+
+}  // namespace
+}  // namespace simpact
+
+namespace simpact {
+namespace {
+
+// A kinematic vise: a unit mass between two walls with opposite normals,
+// both closing at 1 m/s (offsets −1), R = 1. No sequence ends (every bounce
+// speeds the mass up by 2 m/s) and no impulse can stop it (u₁ + u₂ = −2
+// whatever the velocity). Before: 10⁶ reflections (the clamp), then the
+// plastic fallback's infeasibility. Now the pair run stops at kMaxPairRun.
+TEST(Jam, KinematicViseStopsAtMaxPairRun) {
+  Eigen::MatrixXd normals(2, 1);
+  normals << 1.0, -1.0;
+  ImpactProblem p = ImpactProblem::from_dense(Eigen::MatrixXd::Identity(1, 1), normals,
+                                              Eigen::VectorXd::Constant(1, 0.25));
+  p.offsets = Eigen::Vector2d(-1.0, -1.0);
+  const ImpactResult r = resolve(p);
+  EXPECT_EQ(r.status, Status::kInfeasible) << r.message;
+  EXPECT_EQ(r.reflection_cap, kMaxPairRun);
+  EXPECT_EQ(r.outcomes[0].velocity[0], 0.25);
+}
+
+// A unit ball wedged between two fixed walls whose normals are 1e-6 rad from
+// opposite (a ball in a V-groove of opening 1e-6 rad): Theorem 1 allows
+// ⌈π/γ⌉ ≈ 3·10⁶ reflections. The pair is a jam: stopped at kMaxPairRun with
+// the plastic outcome, which stops the ball, instead of 10⁶ reflections.
+TEST(Jam, BallInANarrowWedgeStopsAtMaxPairRun) {
+  const double opening = 1e-6;
+  Eigen::MatrixXd normals(2, 2);
+  normals << std::cos(opening / 2), std::sin(opening / 2),  //
+      -std::cos(opening / 2), std::sin(opening / 2);
+  const ImpactProblem p =
+      ImpactProblem::from_dense(Eigen::Matrix2d::Identity(), normals, Eigen::Vector2d(-1.0, -0.5));
+  const ImpactResult r = resolve(p);
+  EXPECT_EQ(r.status, Status::kReflectionCapReached) << r.message;
+  EXPECT_EQ(r.reflections, kMaxPairRun);
+  EXPECT_NE(r.message.find("jammed"), std::string::npos) << r.message;
+  // The plastic outcome stops the ball, up to the wedge's conditioning:
+  // impulses of ~1e6 squeeze it (1/(1 − cos 1e-6) ~ 1e12 amplifies
+  // rounding to ~1e-4 of the speed), inside the groove (u⁺ ≥ 0).
+  const Eigen::Vector2d u = normals * r.outcomes[0].velocity;
+  EXPECT_GE(u.minCoeff(), -1e-8);
+  EXPECT_LE(r.energy_after, 1e-6 * r.energy_before);
+}
+
+}  // namespace
+}  // namespace simpact
