@@ -745,9 +745,36 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
           return local[it->second] - rigid_local.front();
         },
         nr, info, G);
-    if (G.rows() > 0)
-      rows.inverse_mass.block(o0, o0, 6 * nr, 6 * nr) =
-          internal::constrained_inverse_mass(rows.inverse_mass.block(o0, o0, 6 * nr, 6 * nr), G);
+    if (G.rows() > 0) {
+      // As for multibody couplings: v* is projected M-orthogonally onto the
+      // joints (G v = 0) before the impact — Bullet's joints are soft, and a
+      // law fed a violating v* in the locked metric can add energy. A joint to
+      // a MOVING kinematic body would need its offset: such a cluster falls
+      // back instead.
+      for (int k = 0; k < num_constraints; ++k) {
+        const btTypedConstraint& joint = *constraints[k];
+        if (!joint.isEnabled()) continue;
+        bool in_cluster = false, moving_kinematic = false;
+        for (const btRigidBody* body : {&joint.getRigidBodyA(), &joint.getRigidBodyB()}) {
+          const auto it = s.node_index.find(body);
+          in_cluster = in_cluster || (it != s.node_index.end() && local[it->second] >= 0);
+          moving_kinematic = moving_kinematic ||
+                             (body->isKinematicObject() && (body->getLinearVelocity().length2() > 0 ||
+                                                            body->getAngularVelocity().length2() > 0));
+        }
+        if (in_cluster && moving_kinematic) {
+          fail("a btTypedConstraint joins the cluster to a moving kinematic body", false);
+          return;
+        }
+      }
+      Eigen::MatrixXd G_full = Eigen::MatrixXd::Zero(G.rows(), rows.n);
+      G_full.middleCols(o0, 6 * nr) = G;
+      Eigen::MatrixXd coupled;
+      Eigen::VectorXd correction;
+      couple(rows.inverse_mass, G_full, G_full * rows.velocity, coupled, correction);
+      rows.inverse_mass = coupled;
+      rows.velocity -= correction;
+    }
   }
 
   // Normal rows; rows without a free coordinate are dropped.

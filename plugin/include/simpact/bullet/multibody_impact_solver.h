@@ -155,6 +155,10 @@
 //     fixed or kinematic coordinates), and δ = v⁺ − v* includes that
 //     correction. The constraint's impulse cap (m_maxAppliedImpulse) is not
 //     modelled in the impact: the coupling is rigid there.
+//   * Rigid bodies of the cluster jointed by btTypedConstraints: the
+//     joint-constrained metric (bilateral rows, as impact_solver.h), and v*
+//     projected onto the joints first, as for couplings. A cluster jointed
+//     to a MOVING kinematic body falls back (its offset is not modelled).
 //   * btMultiBodyGearConstraint (its target velocity may follow an
 //     auxiliary link it does not expose), the three kinds above when their
 //     partner is a rigid body or the world (Bullet's rows for those need its
