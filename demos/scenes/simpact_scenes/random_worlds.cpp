@@ -1,5 +1,7 @@
 #include "simpact_scenes/random_worlds.h"
 
+#include <BulletDynamics/Featherstone/btMultiBody.h>
+#include <BulletDynamics/Featherstone/btMultiBodyDynamicsWorld.h>
 #include <LinearMath/btTransformUtil.h>
 #include <btBulletDynamicsCommon.h>
 
@@ -894,6 +896,307 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
       if (spec.kind == RandomWorldKind::kConservative &&
           relative_gain(before, world.kinetic_energy(), tolerance) > 0.0) {
         ++result.stock_step_gains;
+      }
+      if (result.stock_seconds > options.world_budget_seconds) break;
+    }
+  } catch (...) {
+    result.stock_escaped = true;
+  }
+  return result;
+}
+
+// ── The multibody variant ───────────────────────────────────────────────────
+
+namespace {
+
+// Trees reach at most 3 × 0.35 m + a 0.15 m collider from their root, so
+// cells of 2.6 m keep them apart at the start.
+constexpr double kTreeCell = 2.6;
+constexpr int kTreeCellsX = 3, kTreeCellsY = 2, kTreeCellsZ = 3;
+
+Eigen::Vector3d tree_cell(int cell) {
+  const int i = cell % kTreeCellsX;
+  const int j = (cell / kTreeCellsX) % kTreeCellsY;
+  const int k = cell / (kTreeCellsX * kTreeCellsY);
+  return {(i - 1) * kTreeCell, 1.5 + j * kTreeCell, (k - 1) * kTreeCell};
+}
+
+std::vector<Link> draw_links(Rng& rng, const Eigen::Vector3d& root, bool elastic) {
+  const int count = 1 + rng.integer(3);
+  std::vector<Link> links;
+  for (int k = 0; k < count; ++k) {
+    Link link;
+    link.parent = rng.integer(k + 1) - 1;  // −1 (the base) or an earlier link
+    const Eigen::Vector3d parent =
+        link.parent < 0 ? root : links[std::size_t(link.parent)].center;
+    link.pivot = parent + rng.unit_vector() * rng.uniform(0.05, 0.15);
+    link.center = link.pivot + rng.unit_vector() * rng.uniform(0.15, 0.2);
+    link.axis = rng.unit_vector();
+    link.joint = rng.chance(0.75) ? JointKind::kRevolute : JointKind::kPrismatic;
+    link.mass = rng.log_uniform(-1.0, 1.5);
+    link.radius = rng.uniform(0.05, 0.15);
+    link.restitution = elastic ? 1.0 : (rng.chance(0.5) ? 1.0 : rng.uniform());
+    link.friction = elastic ? 0.0 : rng.uniform(0.0, 1.0);
+    link.joint_velocity = rng.uniform(-3.0, 3.0);
+    links.push_back(link);
+  }
+  return links;
+}
+
+bool finite_multibody_world(btMultiBodyDynamicsWorld& world) {
+  for (int m = 0; m < world.getNumMultibodies(); ++m) {
+    const btMultiBody& mb = *world.getMultiBody(m);
+    if (!finite_vector(mb.getBasePos()) || !finite_vector(mb.getBaseVel()) ||
+        !finite_vector(mb.getBaseOmega())) {
+      return false;
+    }
+    for (int link = 0; link < mb.getNumLinks(); ++link) {
+      if (!std::isfinite(double(mb.getJointPos(link))) ||
+          !std::isfinite(double(mb.getJointVel(link)))) {
+        return false;
+      }
+    }
+  }
+  const btCollisionObjectArray& objects = world.getCollisionObjectArray();
+  for (int i = 0; i < objects.size(); ++i) {
+    if (!finite_vector(objects[i]->getWorldTransform().getOrigin())) return false;
+    if (const btRigidBody* body = btRigidBody::upcast(objects[i])) {
+      if (!finite_vector(body->getLinearVelocity()) || !finite_vector(body->getAngularVelocity())) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+std::unique_ptr<MultiBodyWorld> build_multibody_world(
+    const RandomMultiBodySpec& spec, bool simpact,
+    std::function<void(const bullet::MultiBodyImpactReport&)> on_impact) {
+  MultiBodyWorldOptions options;
+  options.simpact = simpact;
+  options.config.law = spec.law;
+  options.config.base = spec.base;
+  options.config.seed = mix(spec.seed, std::uint64_t(spec.index));
+  options.config.on_impact = std::move(on_impact);
+  options.gravity = spec.gravity;
+  auto world = std::make_unique<MultiBodyWorld>(options);
+  if (spec.plane) {
+    world->add_plane(Eigen::Vector3d::UnitY(), 0.0, spec.plane_restitution, spec.elastic ? 0.0 : 0.5);
+  }
+  for (const RandomMultiBodySpec::Tree& tree : spec.trees) {
+    if (tree.free_base) {
+      world->add_free_base_tree(tree.base, tree.links, tree.colliders);
+    } else {
+      world->add_fixed_base_chain(tree.base_position, tree.links);
+    }
+  }
+  for (const RandomMultiBodySpec::Sphere& sphere : spec.spheres) {
+    world->add_sphere(sphere.radius, sphere.options);
+  }
+  return world;
+}
+
+}  // namespace
+
+RandomMultiBodySpec random_multibody_spec(std::uint64_t seed, std::int64_t index) {
+  RandomMultiBodySpec spec;
+  spec.seed = seed;
+  spec.index = index;
+  // Another stream than random_world_spec's for the same (seed, index).
+  Rng rng(mix(mix(seed, 0x6D756C7469626F64ull), std::uint64_t(index)));
+  spec.elastic = rng.chance(0.4);
+  spec.law = rng.chance(0.5) ? bullet::ImpactLaw::kPropagative : bullet::ImpactLaw::kRouth;
+  const int base = rng.integer(3);
+  spec.base = base == 0   ? bullet::MultiBodyBaseSolver::kSequentialImpulse
+              : base == 1 ? bullet::MultiBodyBaseSolver::kMlcpDantzig
+                          : bullet::MultiBodyBaseSolver::kMlcpLemke;
+  constexpr std::array<double, 3> kSteps = {1.0 / 60.0, 1.0 / 120.0, 1.0 / 240.0};
+  spec.dt = kSteps[std::size_t(rng.integer(3))];
+  if (rng.chance(0.7)) spec.gravity = Eigen::Vector3d(0.0, -kStandardGravity, 0.0);
+  spec.plane = rng.chance(0.6);
+  spec.plane_restitution = spec.elastic ? 1.0 : rng.uniform();
+  std::array<int, kTreeCellsX * kTreeCellsY * kTreeCellsZ> cells{};
+  for (std::size_t c = 0; c < cells.size(); ++c) cells[c] = int(c);
+  for (std::size_t c = cells.size() - 1; c > 0; --c) {
+    std::swap(cells[c], cells[std::size_t(rng.integer(int(c + 1)))]);
+  }
+  std::size_t next_cell = 0;
+  const int trees = 1 + rng.integer(3);
+  for (int t = 0; t < trees; ++t) {
+    RandomMultiBodySpec::Tree tree;
+    const Eigen::Vector3d root = tree_cell(cells[next_cell++]);
+    tree.free_base = rng.chance(0.4);
+    if (tree.free_base) {
+      tree.base.center = root;
+      tree.base.mass = rng.log_uniform(-1.0, 1.5);
+      const double r = rng.uniform(0.08, 0.2);
+      for (int axis = 0; axis < 3; ++axis) {
+        tree.base.inertia[axis] = 0.4 * tree.base.mass * r * r * rng.uniform(0.5, 1.5);
+      }
+      tree.base.velocity = rng.unit_vector() * rng.uniform(0.0, 5.0);
+      tree.base.angular_velocity = rng.unit_vector() * rng.uniform(0.0, 3.0);
+      tree.base.orientation = rng.rotation();
+      SphereCollider collider;
+      collider.body = -1;
+      collider.center = root;
+      collider.radius = r;
+      collider.restitution = spec.elastic ? 1.0 : rng.uniform();
+      collider.friction = spec.elastic ? 0.0 : rng.uniform(0.0, 1.0);
+      tree.colliders.push_back(collider);
+    } else {
+      tree.base_position = root;
+    }
+    tree.links = draw_links(rng, root, spec.elastic);
+    spec.trees.push_back(std::move(tree));
+  }
+  if (rng.chance(0.3)) {
+    // A pendulum cradle placed by a loop (issue #10: x = x₀ + 2 r i gains
+    // energy on Featherstone pendula): fixed-base one-link pendula hinged
+    // about z, bobs touching, the first swinging into the row.
+    const int count = 2 + rng.integer(5);
+    const double radius = rng.uniform(0.03, 0.1);
+    const double length = rng.uniform(0.5, 1.5);
+    const double speed = rng.uniform(0.2, 3.0);
+    const double restitution = spec.elastic ? 1.0 : (rng.chance(0.5) ? 1.0 : rng.uniform());
+    for (int i = 0; i < count; ++i) {
+      RandomMultiBodySpec::Tree tree;
+      tree.base_position = Eigen::Vector3d(-1.0 + double(i) * (2.0 * radius), 3.0, 5.5);
+      Link bob;
+      bob.pivot = tree.base_position;
+      bob.center = tree.base_position - Eigen::Vector3d(0.0, length, 0.0);
+      bob.axis = Eigen::Vector3d::UnitZ();
+      bob.mass = 1.0;
+      bob.radius = radius;
+      bob.restitution = restitution;
+      bob.friction = 0.0;
+      // q̇ > 0 turns the bob towards +x (about +z, the bob below the pivot).
+      bob.joint_velocity = i == 0 ? speed / length : 0.0;
+      tree.links.push_back(bob);
+      spec.trees.push_back(std::move(tree));
+    }
+  }
+  const int spheres = rng.integer(4);
+  for (int i = 0; i < spheres; ++i) {
+    RandomMultiBodySpec::Sphere sphere;
+    sphere.radius = rng.uniform(0.05, 0.3);
+    sphere.options.mass = rng.log_uniform(-1.0, 1.5);
+    sphere.options.position = tree_cell(cells[next_cell++]);
+    // Aimed at a tree's root (within ±0.3 m) most of the time, so that
+    // spheres strike links rather than fly off.
+    Eigen::Vector3d direction = rng.unit_vector();
+    if (rng.chance(0.7)) {
+      const auto& target = spec.trees[std::size_t(rng.integer(int(spec.trees.size())))];
+      const Eigen::Vector3d root = target.free_base ? target.base.center : target.base_position;
+      const Eigen::Vector3d aim = root + rng.unit_vector() * 0.3 - sphere.options.position;
+      if (aim.norm() > 0.0) direction = aim.normalized();
+    }
+    sphere.options.velocity = direction * rng.uniform(0.5, 10.0);
+    sphere.options.restitution = spec.elastic ? 1.0 : rng.uniform();
+    sphere.options.friction = spec.elastic ? 0.0 : rng.uniform(0.0, 1.0);
+    sphere.options.never_sleep = rng.chance(0.5);
+    spec.spheres.push_back(sphere);
+  }
+  return spec;
+}
+
+std::string describe(const RandomMultiBodySpec& spec) {
+  std::ostringstream out;
+  out << "multibody " << (spec.elastic ? "elastic" : "general") << ", law "
+      << bullet::to_string(spec.law) << ", base " << bullet::to_string(spec.base) << ", dt 1/"
+      << std::lround(1.0 / spec.dt) << ", ground " << (spec.plane ? "plane" : "none") << ", g "
+      << (spec.gravity.norm() > 0 ? "on" : "off") << "; trees:";
+  for (const RandomMultiBodySpec::Tree& tree : spec.trees) {
+    int prismatic = 0;
+    for (const Link& link : tree.links) prismatic += link.joint == JointKind::kPrismatic ? 1 : 0;
+    out << ' ' << (tree.free_base ? "free" : "fixed") << '(' << tree.links.size() << " links";
+    if (prismatic > 0) out << ", " << prismatic << " prismatic";
+    out << ')';
+  }
+  out << "; " << spec.spheres.size() << " free spheres";
+  return out.str();
+}
+
+FuzzWorldResult run_fuzz_multibody_world(std::uint64_t seed, std::int64_t index,
+                                         const FuzzOptions& options) {
+  FuzzWorldResult result;
+  result.index = index;
+  const RandomMultiBodySpec spec = random_multibody_spec(seed, index);
+  result.kind = spec.elastic ? RandomWorldKind::kElastic : RandomWorldKind::kGeneral;
+  const double tolerance = energy_gain_tolerance();
+  int step = 0;
+  auto on_impact = [&](const bullet::MultiBodyImpactReport& report) {
+    const double gain = relative_gain(report.energy_before, report.energy_after, tolerance);
+    if (gain <= 0.0) return;
+    if (options.verbose) {
+      std::fprintf(stderr,
+                   "  step %d: impact gains %.3g relative: law %s, status %d, %zu multibodies, %zu "
+                   "rigid, %zu contacts, R %.3g, energy %.17g -> %.17g%s%s\n",
+                   step, gain, report.law, int(report.status), report.multibodies.size(),
+                   report.rigid_bodies.size(), report.contacts.size(), report.restitution,
+                   report.energy_before, report.energy_after, report.message.empty() ? "" : ": ",
+                   report.message.c_str());
+    }
+    ++result.impact_gains;
+    result.worst_impact_gain = std::max(result.worst_impact_gain, gain);
+    if (result.first_gain_step < 0) result.first_gain_step = step;
+  };
+  try {
+    auto world = build_multibody_world(spec, true, on_impact);
+    for (step = 0; step < options.steps; ++step) {
+      const Clock::time_point start = Clock::now();
+      try {
+        world->step(spec.dt);
+      } catch (const std::exception& error) {
+        result.escaped = true;
+        result.escape_message = error.what();
+      } catch (...) {
+        result.escaped = true;
+        result.escape_message = "non-std exception";
+      }
+      const double took = seconds_since(start);
+      result.seconds += took;
+      result.slowest_step_seconds = std::max(result.slowest_step_seconds, took);
+      if (took > options.step_budget_seconds) result.over_budget = true;
+      if (result.escaped) {
+        result.escape_step = step;
+        break;
+      }
+      ++result.steps;
+      if (!finite_multibody_world(world->dynamics_world())) {
+        result.non_finite = true;
+        result.non_finite_step = step;
+        break;
+      }
+      if (result.seconds > options.world_budget_seconds) {
+        result.over_budget = true;
+        break;
+      }
+    }
+    if (const bullet::MultiBodyImpactSolver* solver = world->impact_solver()) {
+      result.impacts = solver->stats().impacts;
+      result.fallbacks = solver->stats().fallbacks;
+    }
+  } catch (const std::exception& error) {
+    result.escaped = true;
+    result.escape_message = std::string("building the world: ") + error.what();
+  }
+  if (!options.run_stock) return result;
+  try {
+    auto world = build_multibody_world(spec, false, {});
+    for (int s = 0; s < options.steps; ++s) {
+      const Clock::time_point start = Clock::now();
+      try {
+        world->step(spec.dt);
+      } catch (...) {
+        result.stock_escaped = true;
+        break;
+      }
+      result.stock_seconds += seconds_since(start);
+      ++result.stock_steps;
+      if (!finite_multibody_world(world->dynamics_world())) {
+        result.stock_non_finite = true;
+        result.stock_non_finite_step = s;
+        break;
       }
       if (result.stock_seconds > options.world_budget_seconds) break;
     }

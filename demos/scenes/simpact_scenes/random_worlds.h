@@ -48,6 +48,7 @@
 #pragma once
 
 #include "simpact_scenes/bullet_world.h"
+#include "simpact_scenes/multibody_world.h"
 
 #include <simpact/bullet/impact_solver.h>
 
@@ -279,6 +280,52 @@ struct FuzzWorldResult {
 FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index,
                                const FuzzOptions& options = {},
                                const RandomWorldOptions& world_options = {});
+
+// ── The multibody variant ───────────────────────────────────────────────────
+// Featherstone worlds (btMultiBodyDynamicsWorld through MultiBodyWorld):
+// fixed-base chains and free-base trees of 1–3 revolute or prismatic links
+// (random axes, sphere colliders, masses 10^U(−1, 1.5) kg, joint speeds up
+// to 3), free rigid spheres up to 10 m/s, an optional ground plane, gravity
+// on or off; law propagative or routh; base SI, MLCP Dantzig or MLCP Lemke.
+// Elastic worlds (e = 1, μ = 0 everywhere) test that the impact phase never
+// gains. The stock run is Bullet's btMultiBodyConstraintSolver.
+
+struct RandomMultiBodySpec {
+  std::uint64_t seed = 0;
+  std::int64_t index = 0;
+  bool elastic = false;
+  bullet::ImpactLaw law = bullet::ImpactLaw::kPropagative;  ///< propagative or routh
+  bullet::MultiBodyBaseSolver base = bullet::MultiBodyBaseSolver::kSequentialImpulse;
+  double dt = 1.0 / 60.0;
+  Eigen::Vector3d gravity = Eigen::Vector3d::Zero();
+  bool plane = false;
+  double plane_restitution = 1.0;
+  struct Tree {
+    bool free_base = false;
+    Eigen::Vector3d base_position = Eigen::Vector3d::Zero();  ///< fixed base
+    FreeBase base;                                            ///< free base
+    std::vector<Link> links;
+    std::vector<SphereCollider> colliders;                    ///< free base only
+  };
+  std::vector<Tree> trees;
+  struct Sphere {
+    double radius = 0.1;
+    BodyOptions options;
+  };
+  std::vector<Sphere> spheres;
+};
+
+/// A pure function of (seed, index), like random_world_spec.
+RandomMultiBodySpec random_multibody_spec(std::uint64_t seed, std::int64_t index);
+std::string describe(const RandomMultiBodySpec& spec);
+
+/// Runs multibody world `index` of `seed` with simpact (MultiBodyImpactSolver)
+/// and then with the stock btMultiBodyConstraintSolver. The result's
+/// impact_gains counts impact reports that gain energy in ANY multibody
+/// world (none has a kinematic body or factors); kind is kElastic or
+/// kGeneral; step_gains and gyroscopic_gains stay 0.
+FuzzWorldResult run_fuzz_multibody_world(std::uint64_t seed, std::int64_t index,
+                                         const FuzzOptions& options = {});
 
 /// One line naming what failed (empty when nothing did).
 std::string failure_summary(const FuzzWorldResult& result);
