@@ -56,6 +56,12 @@ constexpr double kEnergyRiseFraction = 0.01;
 /// of 0.2 m) ends within 5 cm of 1 m (penetration and slight settling).
 constexpr double kPileTop = 1.0;
 constexpr double kPileTopTolerance = 0.05;
+/// Boxes of the pile that may still move after 5 s. Bullet alone (stock
+/// SI) does not bring every box of the pile to rest: in single precision a
+/// few edge boxes keep popping (stock: up to 4 of 125 faster than
+/// kRestSpeed at any whole second from 3 s to 15 s; simpact the same). The
+/// pile has settled when at most 5% of its boxes (6) move.
+constexpr double kPileMovingFraction = 0.05;
 /// The hinge chain's pivots may come apart by at most this factor of what
 /// stock SI allows in the same landing (measured 0.045 m stock, 0.055 m
 /// simpact at ba6ab6f: both are Bullet's Baumgarte joint correction).
@@ -189,7 +195,11 @@ TEST(BulletExamples, BasicDemoPileLandsAndRests) {
     top = std::max(top, double(box->getCenterOfMassPosition().y()) + 0.1);
   }
   EXPECT_NEAR(top, kPileTop, kPileTopTolerance);
-  EXPECT_LT(max_speed(*pile), kRestSpeed);
+  int moving = 0;
+  for (const btRigidBody* box : pile->bodies) {
+    moving += double(box->getLinearVelocity().length()) >= kRestSpeed ? 1 : 0;
+  }
+  EXPECT_LE(moving, int(kPileMovingFraction * double(pile->bodies.size())));
 }
 
 TEST(BulletExamples, HingeChainFallsOntoTheGround) {
