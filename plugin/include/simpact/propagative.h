@@ -274,6 +274,9 @@ struct ImpactResult {
   std::int64_t reflections = 0;   ///< of outcomes[0]; for kAll, all explored.
   std::int64_t sequences_explored = 0;  ///< kAll: complete sequences found.
   std::int64_t reflection_cap = 0;      ///< cap in force.
+  /// kAll: impulse-norm evaluations spent comparing outcomes (duplicate
+  /// removal and the indeterminacy), the work bounded in "Termination".
+  std::int64_t comparisons = 0;
   /// kAll only: ξ = max_ij ‖p_i − p_j‖_g / ‖p⁻‖_g (000 §VII-A). If ‖p⁻‖_g is
   /// zero (all motion along offsets or infinitely massive DOFs) ξ is taken
   /// relative to the largest impulse g-norm instead.

@@ -155,7 +155,7 @@ class Resolution {
     r.status = Status::kSuccess;
     r.message.clear();
     r.energy_before = r.energy_after = 0.0;
-    r.reflections = r.sequences_explored = r.reflection_cap = 0;
+    r.reflections = r.sequences_explored = r.reflection_cap = r.comparisons = 0;
     r.indeterminacy.reset();
 
     bool inertia_ready = false;
@@ -598,6 +598,7 @@ class Resolution {
     for (auto it = ws_.dedup_index.lower_bound(key - half);
          it != ws_.dedup_index.end() && it->first <= key + half; ++it) {
       const auto& leaf = ws_.leaves[it->second];
+      ++ws_.result.comparisons;
       const double scale = std::max(norm, space_.impulse_norm(leaf.lambda));
       if (space_.impulse_norm(lambda - leaf.lambda) <= tol * scale) return;
     }
@@ -613,8 +614,10 @@ class Resolution {
     const double pairs = 0.5 * static_cast<double>(count) * static_cast<double>(count - 1);
     if (pairs <= static_cast<double>(params_.enumeration_budget)) {
       for (size_t a = 0; a < count; ++a)
-        for (size_t b = a + 1; b < count; ++b)
+        for (size_t b = a + 1; b < count; ++b) {
+          ++ws_.result.comparisons;
           spread = std::max(spread, space_.impulse_norm(outcomes[a].impulses - outcomes[b].impulses));
+        }
     } else {
       // Double sweep: d(x, far(x)) ≤ diameter ≤ 2 d(x, far(x)).
       size_t far = 0;
@@ -622,6 +625,7 @@ class Resolution {
         const size_t from = far;
         double best = -1.0;
         for (size_t b = 0; b < count; ++b) {
+          ++ws_.result.comparisons;
           const double d = space_.impulse_norm(outcomes[from].impulses - outcomes[b].impulses);
           if (d > best) {
             best = d;
