@@ -2,6 +2,7 @@
 
 #include "bullet/clustering.h"
 #include "bullet/joint_rows.h"
+#include "bullet/proximity.h"
 
 #include <Eigen/Geometry>
 
@@ -227,6 +228,7 @@ struct ImpactSolver::Impl {
   PropagativeSolver enumerator;
   std::uint64_t impact_counter = 0;
   std::uint64_t steps = 0;  // allSolved calls: the Routh seeds' step count
+  internal::TouchingPoints touching;  // synthetic points of this batch (proximity.h)
 
   int index_of(const btRigidBody* body) {
     if (!is_dynamic(body)) return -1;
@@ -649,21 +651,49 @@ double cluster_kinetic_energy(const Impl& s, const std::vector<int>& members,
   return energy;
 }
 
+// Touching means touching (proximity.h): synthetic points for the pairs of
+// the struck bodies, and transitively of the bodies they touch, that are
+// within the gap tolerance but have no manifold point there. They join
+// s.points like Bullet's own (manifold = nullptr, index −1).
+void add_touching_points(Impl& s, const ImpactSolverConfig& config, btPersistentManifold** manifolds,
+                         int num_manifolds, btScalar time_step, btDispatcher* dispatcher) {
+  if (dispatcher == nullptr) return;
+  const double h = double(time_step);
+  std::vector<const btCollisionObject*> struck;
+  std::vector<std::pair<const btCollisionObject*, const btCollisionObject*>> touching;
+  double strike_speed = 0.0;
+  for (const Impl::Point& p : s.points) {
+    touching.emplace_back(p.object_a, p.object_b);
+    if (!(p.u < -impact_threshold(config, largest_gravity({p.body_a, p.body_b}), h))) continue;
+    strike_speed = std::max(strike_speed, -p.u);
+    struck.push_back(p.object_a);
+    struck.push_back(p.object_b);
+  }
+  const auto moves = [](const btCollisionObject* o) { return is_dynamic(btRigidBody::upcast(o)); };
+  s.touching.find(*dispatcher, manifolds, num_manifolds, struck, touching, moves, strike_speed, h);
+  for (internal::TouchingPoint& touch : s.touching.points()) {
+    Impl::Point point;
+    point.index = -1;
+    point.point = &touch.point;
+    point.object_a = touch.object_a;
+    point.object_b = touch.object_b;
+    point.body_a = btRigidBody::upcast(touch.object_a);
+    point.body_b = btRigidBody::upcast(touch.object_b);
+    point.u = to_eigen(touch.point.m_normalWorldOnB)
+                  .dot(point_velocity(point.body_a, touch.point.getPositionWorldOnA()) -
+                       point_velocity(point.body_b, touch.point.getPositionWorldOnB()));
+    s.points.push_back(point);
+  }
+}
+
 // Policy time_of_impact inside Bullet: the order in which the contacts'
-// gaps close during the step, t_r = max(gap_r, 0) / (−u_r) for a contact
-// approaching at u_r = J_r v_a + b_r < 0 (touching and penetrating contacts
-// first, at 0); contacts not approaching get the largest double (the law only
-// reads hints of approaching contacts). Ties keep the contacts' order.
+// gaps close during the step (proximity.h, "time_of_impact hints"), from
+// each row's distance and its relative normal velocity at v*.
 Eigen::VectorXd time_of_impact_hints(const Impl& s, const std::vector<int>& ids) {
   const Impl::Rows& rows = s.rows;
-  Eigen::VectorXd hints(rows.m);
-  for (int r = 0; r < rows.m; ++r) {
-    const double u = rows.normals.row(r).dot(rows.admissible) + rows.offsets[r];
-    const double gap = std::max(0.0, double(s.points[ids[r]].point->getDistance()));
-    const double t = u < 0.0 ? gap / -u : std::numeric_limits<double>::max();
-    hints[r] = std::isfinite(t) ? t : std::numeric_limits<double>::max();
-  }
-  return hints;
+  Eigen::VectorXd distance(rows.m);
+  for (int r = 0; r < rows.m; ++r) distance[r] = double(s.points[ids[r]].point->getDistance());
+  return internal::time_of_impact_hints(distance, rows.normals * rows.admissible + rows.offsets);
 }
 
 // The propagative law on s.rows with restitution R (impact_solver.h, 3–4);
@@ -954,6 +984,7 @@ void hide_separating_points(Impl& s) {
   });
   for (size_t k = 0; k < s.separating.size(); ++k) {
     const auto& p = s.points[s.separating[k]];
+    if (p.manifold == nullptr) continue;  // synthetic (proximity.h): in no manifold
     btPersistentManifold* manifold = p.manifold;
     if (s.hidden_counts.empty() || s.hidden_counts.back().first != manifold)
       s.hidden_counts.emplace_back(manifold, manifold->getNumContacts());
@@ -1053,6 +1084,7 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
     const bool any_strike = collect_points<false>(s, config_, manifolds, num_manifolds,
                                                   info.m_timeStep, rule);
     if (any_strike) {
+      add_touching_points(s, config_, manifolds, num_manifolds, info.m_timeStep, dispatcher);
       const int n_bodies = build_clusters(s, constraints, num_constraints);
       // 3–4. Resolve every cluster that has an impact (each one under its
       // own catch: resolve_cluster_safely).

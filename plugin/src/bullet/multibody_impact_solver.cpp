@@ -2,6 +2,7 @@
 
 #include "bullet/clustering.h"
 #include "bullet/joint_rows.h"
+#include "bullet/proximity.h"
 
 #include <Eigen/Eigenvalues>
 
@@ -143,6 +144,8 @@ struct MultiBodyImpactSolver::Impl {
   PropagativeSolver solver;
   std::uint64_t impact_counter = 0;
   std::uint64_t steps = 0;
+  internal::TouchingPoints touching;   // synthetic points of this batch (proximity.h)
+  btDispatcher* dispatcher = nullptr;  // of the batch being solved
 
   int node_of_multibody(btMultiBody* mb) {
     const auto [it, inserted] = node_index.emplace(mb, static_cast<int>(nodes.size()));
@@ -816,8 +819,13 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   Eigen::VectorXd after;
   Eigen::VectorXd impulses;
   if (!routh) {
-    const ImpactProblem problem =
+    ImpactProblem problem =
         internal::impact_problem(rows.inverse_mass, rows.normals, rows.velocity, rows.b, restitution);
+    if (config.policy == OrderPolicy::kTimeOfImpact) {  // proximity.h
+      Eigen::VectorXd distance(m);
+      for (int r = 0; r < m; ++r) distance[r] = double(s.points[c.ids[rows.kept[r]]].point->getDistance());
+      problem.time_of_impact = internal::time_of_impact_hints(distance, rows.normals * rows.velocity + rows.b);
+    }
     // Validation off: assembled and checked for finiteness here.
     s.solver.set_parameters(internal::propagative_parameters(
         config.policy, internal::mix_seed(config.seed, s.impact_counter++), config.max_reflections, false));
@@ -1009,6 +1017,7 @@ void MultiBodyImpactSolver::solveMultiBodyGroup(
   ++stats_.solve_calls;
   Impl& s = *impl_;
   s.saved_restitution.clear();
+  s.dispatcher = dispatcher;
   // The impact phase never throws out of here (header, "Never fail the
   // host"): a cluster that fails is left to the base solver; a failure
   // outside any cluster leaves the rest of the batch to it.
@@ -1046,6 +1055,45 @@ void batch_failed(const MultiBodyImpactSolverConfig& config, MultiBodyImpactStat
                      "): its unresolved clusters are left to the base solver with Bullet's restitution";
     notify(config, stats, report);
   } catch (...) {
+  }
+}
+
+// Touching means touching (proximity.h): synthetic points for the pairs of
+// the struck bodies, and transitively of the bodies they touch, within the
+// gap tolerance but without a manifold point there; they join s.points like
+// Bullet's own.
+void add_touching_points(Impl& s, const MultiBodyImpactSolverConfig& config,
+                         btPersistentManifold** manifolds, int num_manifolds, double h) {
+  if (s.dispatcher == nullptr) return;
+  std::vector<const btCollisionObject*> struck;
+  std::vector<std::pair<const btCollisionObject*, const btCollisionObject*>> touching;
+  double strike_speed = 0.0;
+  for (const Impl::Point& p : s.points) {
+    touching.emplace_back(p.a.object, p.b.object);
+    double gravity = 0.0;
+    for (const Impl::Side* side : {&p.a, &p.b})
+      if (side->node >= 0) gravity = std::max(gravity, node_gravity(s, s.nodes[side->node]));
+    if (!(p.u < -threshold_for(config, gravity, h))) continue;
+    strike_speed = std::max(strike_speed, -p.u);
+    struck.push_back(p.a.object);
+    struck.push_back(p.b.object);
+  }
+  const auto moves = [](const btCollisionObject* object) {
+    if (const btMultiBodyLinkCollider* collider = btMultiBodyLinkCollider::upcast(object)) {
+      const btMultiBody& mb = *collider->m_multiBody;
+      return free_count(mb) > 0 && (collider->m_link >= 0 || !mb.isBaseStaticOrKinematic());
+    }
+    return internal::is_dynamic(btRigidBody::upcast(object));
+  };
+  s.touching.find(*s.dispatcher, manifolds, num_manifolds, struck, touching, moves, strike_speed, h);
+  for (internal::TouchingPoint& touch : s.touching.points()) {
+    Impl::Point p;
+    p.point = &touch.point;
+    p.a = make_side(s, touch.object_a, touch.point.getPositionWorldOnA(), 1.0);
+    p.b = make_side(s, touch.object_b, touch.point.getPositionWorldOnB(), -1.0);
+    if (p.a.node < 0 && p.b.node < 0) continue;
+    p.u = pre_force_u(s, p);
+    s.points.push_back(p);
   }
 }
 
@@ -1112,6 +1160,7 @@ void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyI
   }
 
   if (!any_strike) return;
+  add_touching_points(s, config, manifolds, num_manifolds, h);
   for (int k = 0; k < num_multibody_constraints; ++k) {
     btMultiBodyConstraint* constraint = multibody_constraints[k];
     if (constraint == nullptr) continue;
