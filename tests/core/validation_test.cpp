@@ -196,6 +196,23 @@ TEST(Validation, PolicyNamesRoundTrip) {
   EXPECT_STREQ(to_string(Status::kBudgetExhausted), "budget_exhausted");
   EXPECT_STREQ(to_string(Status::kInfeasible), "infeasible");
   EXPECT_STREQ(to_string(Status::kLcpFailed), "lcp_failed");
+  EXPECT_STREQ(to_string(Status::kFinishedByFallback), "finished_by_fallback");
+  EXPECT_STREQ(to_string(Status::kNonFinite), "non_finite");
+  EXPECT_STREQ(to_string(Status::kEnergyGain), "energy_gain");
+  EXPECT_STREQ(to_string(Status::kStillApproaching), "still_approaching");
+  EXPECT_STREQ(to_string(Status::kImpulseOutsideCone), "impulse_outside_cone");
+}
+
+// The statuses that carry the input velocity (the adapters fall back on
+// them) and those that carry a checked outcome.
+TEST(Validation, KeepsInputVelocityListsTheFailures) {
+  for (const Status s : {Status::kInfeasible, Status::kLcpFailed, Status::kNonFinite,
+                         Status::kEnergyGain, Status::kStillApproaching,
+                         Status::kImpulseOutsideCone})
+    EXPECT_TRUE(keeps_input_velocity(s)) << to_string(s);
+  for (const Status s : {Status::kSuccess, Status::kReflectionCapReached, Status::kBudgetExhausted,
+                         Status::kStepLimitReached, Status::kFinishedByFallback})
+    EXPECT_FALSE(keeps_input_velocity(s)) << to_string(s);
 }
 
 TEST(Validation, DiagnosticsRejectBadInput) {
