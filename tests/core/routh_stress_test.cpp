@@ -15,7 +15,9 @@
 #include <cmath>
 #include <cstdint>
 #include <iostream>
+#include <map>
 #include <random>
+#include <string>
 
 namespace simpact {
 namespace {
@@ -85,6 +87,7 @@ Stress badly_scaled(std::mt19937_64& rng) {
 TEST(RouthStress, BadlyScaledProblemsNeverReturnUnphysicalOutcomes) {
   std::mt19937_64 rng(20261124);
   StressCounts counts;
+  std::map<std::string, int> by_status;
   for (int k = 0; k < kStressProblems; ++k) {
     const Stress s = badly_scaled(rng);
     const FrictionalProblem& p = s.problem;
@@ -97,6 +100,7 @@ TEST(RouthStress, BadlyScaledProblemsNeverReturnUnphysicalOutcomes) {
       continue;  // an indefinite M⁻¹ from rounding: rejected up front, fine
     }
     ++counts.problems;
+    ++by_status[to_string(r.status)];
     const FrictionalOutcome& o = r.outcomes.at(0);
     if (keeps_input_velocity(r.status)) {
       ++counts.failed;
@@ -138,7 +142,9 @@ TEST(RouthStress, BadlyScaledProblemsNeverReturnUnphysicalOutcomes) {
             << " success, " << counts.usable << " usable, " << counts.failed
             << " failed (input velocity); among usable: " << counts.cone << " outside the cone, "
             << counts.energy << " gaining energy, " << counts.approach << " approaching, "
-            << counts.non_finite << " non-finite\n";
+            << counts.non_finite << " non-finite\n[ routh stress ] statuses:";
+  for (const auto& [name, count] : by_status) std::cout << " " << name << " " << count;
+  std::cout << "\n";
   EXPECT_GT(counts.success, counts.problems / 2) << "the law must still work on most problems";
   EXPECT_EQ(counts.cone, 0);
   EXPECT_EQ(counts.energy, 0);

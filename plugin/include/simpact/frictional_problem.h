@@ -3,7 +3,7 @@
 // configuration at the instant of impact, in generalized coordinates.
 //
 // Paper: 002 = Halm & Posa, "Set-valued rigid body dynamics for simultaneous,
-// inelastic, frictional impacts" (../shared/seeds/002), §2.2 and §5.
+// inelastic, frictional impacts", §2.2 and §5.
 //
 // Symbol glossary (extends impact_problem.h; 002's names in brackets)
 //   n, m, v, M⁻¹    as in impact_problem.h.
