@@ -201,10 +201,18 @@
 //     the law's back (and, in a coupled metric, can add energy). A cluster
 //     whose outcome has a coordinate beyond that bound is not written: it
 //     falls back (see "Never fail the host").
-//   * Overlap of resolved points that stay closed is not corrected at
-//     position level in that step (the rigid adapter moves rigid bodies; a
-//     multibody would need a joint-space correction); collision detection
-//     sees it next step, when the base solver treats it as resting contact.
+//   * Overlap of resolved points that the impact leaves closed (Bullet saw
+//     them only after they penetrated: a striker stopped against the row it
+//     struck) is removed at position level in the impact step, as in the
+//     rigid adapter: q ⊕ M⁻¹_G Jᵀμ, μ ≥ 0 the least push with W μ ≥ depth
+//     (W = J M⁻¹_G Jᵀ; an active-set solve, so a push passes along a whole
+//     row of touching bodies; the overlap a point separating at u⁺ clears
+//     by itself in the step, u⁺h, is not corrected), applied with Bullet's
+//     own position step
+//     (btMultiBody::stepPositionsMultiDof, unit time) and, for rigid bodies,
+//     a translation and rotation of the centre-of-mass transform. No velocity
+//     changes; otherwise the base solver's Baumgarte push would turn the
+//     overlap into kinetic energy next step.
 //   * Routh's tangent rows use the same Jacobian routine with tangent
 //     directions t1 (along the mid-step slip, else btPlaneSpace1), t2 = n̂×t1.
 #pragma once
