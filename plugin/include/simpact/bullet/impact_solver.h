@@ -8,7 +8,14 @@
 // step, once per batch of islands):
 //  1. Contact points touching (distance ≤ touch_tolerance), or closing within
 //     this step (distance + u·h ≤ touch_tolerance), between a dynamic body and
-//     a dynamic, static or kinematic one, are collected.
+//     a dynamic, static or kinematic one, are collected. When one of them
+//     strikes, the pairs of the struck bodies (and, transitively, of the
+//     bodies they touch) that Bullet's narrowphase gave no point although
+//     they are within min(contact-breaking threshold, S·h) of each other
+//     (S the strike's speed; e.g. balls placed by a loop, 1e-17 m apart)
+//     get Bullet's own closest-point/contact query and join as synthetic
+//     points; they never enter Bullet's manifolds (plugin/src/bullet/proximity.h).
+//     Policy time_of_impact orders contacts by when their gaps close.
 //  2. Union–find over dynamic bodies, through those contacts and through
 //     enabled joints, gives impact clusters. Static and kinematic bodies never
 //     join clusters: they are infinitely massive.

@@ -44,7 +44,10 @@
 //     a NODE when it moves under impulses: a dynamic rigid body, or a
 //     btMultiBodyLinkCollider whose multibody has a free coordinate reaching
 //     it (see "Generalized velocities"). Static and kinematic rigid bodies,
-//     and fixed/kinematic bases, are infinitely massive partners.
+//     and fixed/kinematic bases, are infinitely massive partners. When one
+//     strikes, pairs within a small gap that Bullet gave no point (links
+//     placed by a loop) join as synthetic points, as in ImpactSolver
+//     (impact_solver.h, point 1; plugin/src/bullet/proximity.h).
 //  2. Union–find over nodes (through contacts, and through enabled rigid
 //     btTypedConstraints) gives clusters; a whole multibody is one node.
 //  3. A cluster with a contact approaching faster than the impact threshold
