@@ -505,11 +505,24 @@ void assemble(Impl& s, const std::vector<int>& members, const std::vector<int>& 
       constraints, num_constraints,
       [&](const btRigidBody* body) { return cluster_index(s, members, body); },
       k, info, rows.joint_rows, &rows.joint_offsets);
+  // What no impulse can change is not the law's: velocity along an axis
+  // whose linear or angular factor is 0 (a host may set one anyway; the
+  // law would otherwise spin the body up to cancel it, ~1e4 N·s on a
+  // y-locked capsule), then the joint-violating part (impact_solver.h,
+  // "Joint-violating velocities"). Both are added back unchanged.
   rows.admissible = rows.velocity;
+  for (int j = 0; j < k; ++j) {
+    const btRigidBody& body = *s.bodies[members[j]];
+    for (int i = 0; i < 3; ++i) {
+      if (body.getLinearFactor()[i] == btScalar(0)) rows.admissible[6 * j + i] = 0.0;
+      if (body.getAngularFactor()[i] == btScalar(0)) rows.admissible[6 * j + 3 + i] = 0.0;
+    }
+  }
   if (rows.joint_rows.rows() > 0) {
     const internal::JointMetric metric = internal::joint_metric(rows.inverse_mass, rows.joint_rows);
     rows.inverse_mass = metric.inverse_mass;
-    rows.admissible -= metric.violating(rows.joint_rows, rows.velocity, rows.joint_offsets);
+    const Eigen::VectorXd free = rows.admissible;
+    rows.admissible -= metric.violating(rows.joint_rows, free, rows.joint_offsets);
   }
   if (!tangents) return;
 

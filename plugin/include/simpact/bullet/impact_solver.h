@@ -139,7 +139,10 @@
 // impact never changes (in particular never feeds) the violating part: an
 // impact that keeps or loses the energy of v_a keeps or loses the total.
 // The base solver's joint rows then remove the drift as they would without
-// simpact. (Resolving v* itself in M⁻¹_G let the contacts reflect the
+// simpact. Velocity along an axis whose linear or angular factor is 0 (a
+// host may set one; Bullet integrates it) is likewise no impulse's to change:
+// it is left out of v_a (before the joint split) and added back unchanged —
+// resolving it made the law spin a y-locked capsule up to cancel it. (Resolving v* itself in M⁻¹_G let the contacts reflect the
 // violating part too: ×26 energy in one impact, issue #10.)
 //
 // ── Inert contacts ──────────────────────────────────────────────────────────
