@@ -95,6 +95,7 @@ struct RouthSampler::Impl {
   std::string infeasible_message;
   internal::OutcomeScales scales;       // the final check's thresholds
   Eigen::VectorXd lcp_w_scale, lcp_z_scale;  // data scales of the increment LCP
+  Eigen::MatrixXd lcp_scaled;                // D_w⁻¹ W D_z: the LCP in those units
 
 };
 
@@ -171,6 +172,12 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
       magnitude[i] = sp.magnitude[i];
     }
     s.scales.build(w_diag, magnitude, sp.speed_scale, parameters_.separation_tolerance, s.step);
+    // Lemke runs on the LCP in the units of the data: z = D_z z̃,
+    // w = D_w w̃, w̃ = D_w⁻¹ W D_z z̃ + D_w⁻¹ q (a positive diagonal scaling
+    // keeps complementarity). Every entry is then O(1) — the β rows' ±1, μ,
+    // W̄ h / V ~ 2 — so Lemke's relative pivot tolerance no longer discards
+    // the W̄ block of a heavy body (W̄ ~ 1e-17 next to the β rows' 1).
+    s.lcp_scaled = s.lcp_w_scale.cwiseInverse().asDiagonal() * s.lcp * s.lcp_z_scale.asDiagonal();
   }
 
   if (parameters_.sampler == ImpulseSampler::kLowDiscrepancy && m > 0) {
@@ -200,9 +207,36 @@ struct RouthSampler::Workspace {
     lemke.set_matrix(s.lcp);
     lemke_parameters.w_scale = s.lcp_w_scale;
     lemke_parameters.z_scale = s.lcp_z_scale;
+    scaled_lemke.set_matrix(s.lcp_scaled);
+    // The scaled LCP is already in data units: its residual scales are 1.
+    scaled_parameters.w_scale = Eigen::VectorXd::Ones(s.lcp_scaled.rows());
+    scaled_parameters.z_scale = scaled_parameters.w_scale;
   }
-  internal::LemkeSolver lemke;
-  internal::LemkeParameters lemke_parameters;
+  internal::LemkeSolver lemke, scaled_lemke;
+  internal::LemkeParameters lemke_parameters, scaled_parameters;
+  Eigen::VectorXd scaled_q;
+
+  // One increment LCP: Lemke on W as stated first (the paths of 002's
+  // examples, unchanged), and if its solution fails the data-scaled
+  // residual check, Lemke on the LCP in data units (Impl::lcp_scaled),
+  // whose O(1) entries survive the relative pivot tolerance on badly scaled
+  // problems. Both are fixed, so the result stays a function of the data.
+  void solve(const Impl& s, const Eigen::VectorXd& q, internal::LcpResult& r) {
+    lemke.solve(q, lemke_parameters, r);
+    if (r.status == internal::LcpStatus::kSolved) return;
+    const std::string first = r.message;
+    const int pivots = r.pivots;
+    scaled_q = q.cwiseQuotient(s.lcp_w_scale);
+    scaled_lemke.solve(scaled_q, scaled_parameters, r);
+    r.pivots += pivots;
+    if (r.status == internal::LcpStatus::kSolved) {
+      r.z.array() *= s.lcp_z_scale.array();
+      r.w = q;
+      r.w.noalias() += s.lcp * r.z;
+      return;
+    }
+    r.message = first + "; in data units too: " + r.message;
+  }
   internal::LcpResult lcp;
   Eigen::VectorXd q;
 };
@@ -242,7 +276,6 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   Eigen::VectorXd& q = workspace.q;
   q.setZero(size);
   internal::LcpResult& r = workspace.lcp;
-  const internal::LemkeParameters& lemke_parameters = workspace.lemke_parameters;
   Eigen::VectorXd u = sp.u0;  // ū, tracked in contact space
   const double kd = static_cast<double>(index);
   int steps = 0;
@@ -263,7 +296,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
       q[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : s.step * unit;
     }
     q.segment(m, rows) = u;
-    workspace.lemke.solve(q, lemke_parameters, r);
+    workspace.solve(s, q, r);
     ++out.lcps;
     if (r.status != internal::LcpStatus::kSolved) {
       lcp_failed = true;
@@ -283,7 +316,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   if (final_cap > 0.0 && !lcp_failed && sp.colliding(u, parameters_.separation_tolerance)) {
     for (int i = 0; i < m; ++i) q[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : final_cap;
     q.segment(m, rows) = u;
-    workspace.lemke.solve(q, lemke_parameters, r);
+    workspace.solve(s, q, r);
     ++out.lcps;
     if (r.status == internal::LcpStatus::kSolved) {
       const auto lambda = r.z.segment(m, rows);
