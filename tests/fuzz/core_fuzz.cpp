@@ -20,6 +20,7 @@
 #include <Eigen/Cholesky>
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -82,8 +83,10 @@ void check(const ImpactProblem& problem, const ImpactResult& result, bool has_of
   const Eigen::VectorXd offsets =
       problem.offsets.size() > 0 ? problem.offsets : Eigen::VectorXd::Zero(problem.contacts());
   const Eigen::VectorXd u_before = normals * problem.velocity + offsets;
+  // maxCoeff of an empty vector is undefined: m may be 0 (n is >= 1).
+  const double contact_scale = u_before.size() > 0 ? u_before.cwiseAbs().maxCoeff() : 0.0;
   const double velocity_scale =
-      std::max({u_before.cwiseAbs().maxCoeff(), problem.velocity.cwiseAbs().maxCoeff(), 1e-300});
+      std::max({contact_scale, problem.velocity.cwiseAbs().maxCoeff(), 1e-300});
   const double energy_before = 0.5 * problem.velocity.dot(mass * problem.velocity);
   for (const simpact::Outcome& outcome : result.outcomes) {
     if (!outcome.velocity.allFinite() || !outcome.impulses.allFinite()) {
