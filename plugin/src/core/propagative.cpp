@@ -701,7 +701,25 @@ class Resolution {
       lemke.w_scale[a] = velocity;
       lemke.z_scale[a] = velocity / ws_.w_diag[i];
     }
-    const internal::LcpResult lcp = internal::solve_psd_lcp(w, q, lemke);
+    internal::LcpResult lcp = internal::solve_psd_lcp(w, q, lemke);
+    if (lcp.status != internal::LcpStatus::kSolved) {
+      // Once more in g-normalized units, D W D with D = diag(1/√W_ii) (unit
+      // diagonal, still symmetric PSD; z = D z̃, w̃ = D w): on badly scaled
+      // data the relative pivot tolerances then see O(1) entries. Fixed, so
+      // the result stays a function of the data.
+      const Eigen::VectorXd d = w.diagonal().cwiseSqrt().cwiseInverse();
+      internal::LemkeParameters unit = lemke;
+      unit.w_scale = lemke.w_scale.cwiseProduct(d);
+      unit.z_scale = lemke.z_scale.cwiseQuotient(d);
+      const Eigen::MatrixXd scaled = d.asDiagonal() * w * d.asDiagonal();
+      internal::LcpResult second = internal::solve_psd_lcp(scaled, q.cwiseProduct(d), unit);
+      if (second.status == internal::LcpStatus::kSolved) {
+        second.z = second.z.cwiseProduct(d);
+        lcp = second;
+      } else if (second.status == internal::LcpStatus::kRayTermination) {
+        lcp.status = internal::LcpStatus::kRayTermination;  // infeasible in either units
+      }
+    }
     if (lcp.status == internal::LcpStatus::kRayTermination) {
       fail_unchanged(Status::kInfeasible,
                      "no non-negative impulses stop every approaching contact (plastic LCP "
