@@ -56,8 +56,10 @@
 //     cluster's restitution = the smallest m_combinedRestitution of its
 //     striking points) or ImpactLaw::kRouth (routh.h, one sample, inelastic,
 //     frictional). kAuto is not supported here (validate() rejects it).
-//  5. Generalized velocities are written back; for the points of resolved
-//     clusters: m_combinedRestitution is set to 0 for the base solve and
+//  5. Only if every check passed ("Never fail the host"): generalized
+//     velocities are written back, overlap the impact leaves closed is
+//     removed at position level ("Deviations and limitations"), and for the
+//     points of resolved clusters: m_combinedRestitution is set to 0 for the base solve and
 //     restored right after (Bullet's multibody and rigid contact rows both
 //     take restitutionCurve(rel_vel, m_combinedRestitution, …)), the warm
 //     start is cleared and penetration is not pushed out in this step
@@ -70,7 +72,8 @@
 //     adhesive impulses there. Bullet's multibody MLCP often fails on
 //     multibody rows and silently falls back to sequential-impulse
 //     iterations (see getNumFallbacks on base_solver()). Points of clusters
-//     simpact did not resolve keep Bullet's restitution.
+//     simpact did not resolve (no impact, or a fallback) keep Bullet's
+//     restitution.
 //  6. The base solver's solveMultiBodyGroup runs on the batch.
 //
 // ── Generalized velocities (cluster layout) ─────────────────────────────────
