@@ -38,11 +38,17 @@ using simpact::scenes::SolverKind;
 using simpact::scenes::WorldOptions;
 
 constexpr bool kDouble = sizeof(btScalar) == sizeof(double);
-// Velocities and energies after the impacts: the propagative law is exact to
-// rounding in double (each reflection adds ~1e-16); in single precision the
-// bodies' velocities are stored as floats (relative rounding 6e-8, and the
-// impact is computed from them), so 1e-6 there.
-constexpr double kExact = kDouble ? 1e-12 : 1e-6;
+// Velocities after the impacts: the propagative law is exact to rounding in
+// double (each reflection adds ~1e-16). In single precision the contact
+// normals and points come from float positions (relative rounding 6e-8), so
+// each of the up to 2n reflections leaves ~1e-7 of the speed on bodies that
+// should stop: measured at most 4.3e-6 m/s (12 balls of r = 0.15), hence
+// 1e-5 there.
+constexpr double kExact = kDouble ? 1e-12 : 1e-5;
+// Kinetic energy after the impacts, relative: exact to rounding in double;
+// in single precision the residual velocities above carry (4e-6)² per ball
+// and the velocities are stored as floats: measured at most 6.3e-11.
+constexpr double kEnergy = kDouble ? 1e-12 : 1e-10;
 constexpr double kStep = 1.0 / 240.0;
 // Cradles on strings: after the (exact) impact, the base solver's
 // iterations on the point-to-point joints leave velocities of ~5e-10 m/s
@@ -136,7 +142,7 @@ TEST(Touching, LoopPlacedChainIsOneExactImpact) {
     std::printf("chain %2d r %.2f: largest loop gap %.3g, impacts %d, energy %+.3g, v = %s\n", c.n, c.radius,
                 run.gap, run.impacts, run.energy_after / run.energy_before - 1.0, describe(run.velocity).c_str());
     expect_cradle(run.velocity, 1, 1.0);
-    EXPECT_NEAR(run.energy_after, run.energy_before, kExact * run.energy_before);
+    EXPECT_NEAR(run.energy_after, run.energy_before, kEnergy * run.energy_before);
     EXPECT_EQ(run.impacts, 1);
   }
   // The cases are only a test of touching when rounding left gaps.
@@ -181,7 +187,7 @@ TEST(Touching, LoopPlacedRigidCradleOnStrings) {
     ASSERT_EQ(reports.size(), 1u);
     const ImpactReport& report = reports[0];
     EXPECT_EQ(report.contacts.size(), static_cast<size_t>(n - 1));
-    EXPECT_NEAR(report.energy_after, report.energy_before, kExact * report.energy_before);
+    EXPECT_NEAR(report.energy_after, report.energy_before, kEnergy * report.energy_before);
     std::vector<double> v;
     for (btRigidBody* b : bodies) v.push_back(double(b->getLinearVelocity().x()));
     std::printf("rigid cradle %d (x0 %g): v = %s\n", n, x0, describe(v).c_str());
@@ -225,7 +231,7 @@ TEST(Touching, LoopPlacedRowOfBoxes) {
     EXPECT_NEAR(spin, 0.0, kExact);
     EXPECT_NEAR(sideways, 0.0, kExact);
     EXPECT_EQ(world.impacts(), 1);
-    EXPECT_NEAR(world.kinetic_energy(), before, kExact * before);
+    EXPECT_NEAR(world.kinetic_energy(), before, kEnergy * before);
   }
 }
 
@@ -298,7 +304,7 @@ TEST(Touching, TimeOfImpactFollowsTheOrderOfClosing) {
     std::printf("%s: sequence %s\n", simpact::to_string(policy), order.c_str());
     EXPECT_EQ(pair(report.sequence[0]), "AB");
     EXPECT_EQ(pair(report.sequence[1]), policy == OrderPolicy::kTimeOfImpact ? "CD" : "BC");
-    EXPECT_NEAR(world.kinetic_energy(), before, kExact * before);
+    EXPECT_NEAR(world.kinetic_energy(), before, kEnergy * before);
   }
 }
 
@@ -318,7 +324,7 @@ TEST(Touching, TimeOfImpactPolicyResolvesTheChain) {
   std::vector<double> v;
   for (btRigidBody* b : bodies) v.push_back(double(b->getLinearVelocity().x()));
   expect_cradle(v, 1, 1.0);
-  EXPECT_NEAR(world.kinetic_energy(), before, kExact * before);
+  EXPECT_NEAR(world.kinetic_energy(), before, kEnergy * before);
   EXPECT_EQ(world.impacts(), 1);
 }
 
@@ -376,7 +382,7 @@ TEST(Touching, LoopPlacedMultibodyCradle) {
                 describe(run.rates).c_str(), run.energy_gain, touching.energy_gain);
     ASSERT_EQ(run.reports.size(), 1u);
     EXPECT_EQ(run.reports[0].contacts.size(), static_cast<size_t>(n - 1));
-    EXPECT_NEAR(run.reports[0].energy_after, run.reports[0].energy_before, kExact * run.reports[0].energy_before);
+    EXPECT_NEAR(run.reports[0].energy_after, run.reports[0].energy_before, kEnergy * run.reports[0].energy_before);
     for (int i = 0; i + 1 < n; ++i) EXPECT_NEAR(run.rates[i], 0.0, kExact) << "pendulum " << i;
     EXPECT_GT(run.rates[n - 1], 0.99);
     EXPECT_LT(run.energy_gain, touching.energy_gain + kSwingEnergyError);
