@@ -386,7 +386,7 @@ struct ConstraintRun {
 // (0.3 m behind, moving with the bob) keep every bilateral constraint
 // satisfied at the start.
 ConstraintRun run_constraint_scene(Constraint kind, bool simpact, double motor_impulse,
-                                   double twin_rate = kSpeed / kLength) {
+                                   double twin_rate = kSpeed / kLength, double max_impulse = -1.0) {
   ConstraintRun run;
   MultiBodyWorldOptions o = no_gravity(simpact);
   o.config.on_impact = [&run](const MultiBodyImpactReport& r) { run.reports.push_back(r); };
@@ -462,6 +462,7 @@ ConstraintRun run_constraint_scene(Constraint kind, bool simpact, double motor_i
       constraint = std::make_unique<btMultiBodyGearConstraint>(scene.mb, 0, twin, 0, half, -half, identity, identity);
       break;
   }
+  if (max_impulse >= 0.0) constraint->setMaxAppliedImpulse(btScalar(max_impulse));
   world.dynamics_world().addMultiBodyConstraint(constraint.get());
   world.step(kStep);
   world.dynamics_world().removeMultiBodyConstraint(constraint.get());
@@ -639,6 +640,21 @@ TEST(MultiBodyCoupling, DriftOfASoftConstraintIsRemovedPlasticallyBeforeTheImpac
   EXPECT_NEAR(r.energy_after, r.energy_before, kTolerance * r.energy_before);
   std::printf("coupling drift: bob %.12f, twin %.12f, ball %.12f, energy %.12f -> %.12f\n", run.bob, run.twin,
               run.ball, before, after);
+}
+
+// A coupling allowed no impulse (setMaxAppliedImpulse(0)) does nothing in
+// Bullet: the striker is NOT welded to its twin in the impact either — the
+// single pendulum's closed form, the twin untouched.
+TEST(MultiBodyCoupling, ConstraintWithZeroImpulseCapIsIgnored) {
+  ConstraintRun run;
+  ASSERT_NO_THROW(run = run_constraint_scene(Constraint::kFixed, true, 0.0, kSpeed / kLength, 0.0));
+  ASSERT_EQ(run.reports.size(), 1u);
+  EXPECT_STREQ(run.reports[0].law, "propagative");
+  EXPECT_EQ(run.reports[0].multibodies.size(), 1u);
+  const double m = run.m_eff, M = kBallMass;
+  EXPECT_NEAR(run.ball, 2.0 * m * kSpeed / (m + M), kTolerance);
+  EXPECT_NEAR(run.bob, kSpeed * (m - M) / (m + M), kTolerance);
+  EXPECT_NEAR(run.twin, kSpeed, kTolerance);
 }
 
 // A multibody–rigid cluster whose rigid part is jointed: the pendulum bob

@@ -1258,6 +1258,9 @@ void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyI
   for (int k = 0; k < num_multibody_constraints; ++k) {
     btMultiBodyConstraint* constraint = multibody_constraints[k];
     if (constraint == nullptr) continue;
+    // A constraint allowed no impulse does nothing in Bullet (its rows are
+    // bounded to [0, 0]): it neither couples nor binds.
+    if (!(constraint->getMaxAppliedImpulse() > 0)) continue;
     if (exact_coupling(*constraint)) {
       s.couplings.push_back(constraint);
       continue;

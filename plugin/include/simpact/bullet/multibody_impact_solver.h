@@ -160,7 +160,9 @@
 //     correction, which never adds energy; c is the part of the rows on
 //     fixed or kinematic coordinates), and δ = v⁺ − v* includes that
 //     correction. The constraint's impulse cap (m_maxAppliedImpulse) is not
-//     modelled in the impact: the coupling is rigid there.
+//     modelled in the impact: the coupling is rigid there. A constraint
+//     whose cap is 0 (Bullet bounds its rows to [0, 0]: it does nothing) is
+//     ignored, whatever its kind.
 //   * Rigid bodies of the cluster jointed by btTypedConstraints: the
 //     joint-constrained metric (bilateral rows, as impact_solver.h), and v*
 //     projected onto the joints first, as for couplings. A cluster jointed
