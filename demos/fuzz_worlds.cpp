@@ -218,6 +218,11 @@ int main(int argc, char** argv) {
               static_cast<long long>(conservative), static_cast<long long>(elastic),
               args.fuzz.steps, args.threads, sizeof(btScalar) == sizeof(double) ? "double" : "single",
               wall);
+  if (!args.multibody) {
+    std::printf("  (conservative worlds: isotropic inertia, BT_ENABLE_GYROSCOPIC_FORCE_IMPLICIT_BODY on as Bullet\n"
+                "   sets it, its term w x Iw exactly zero there; elastic worlds: anisotropic inertia, flag on,\n"
+                "   its gains counted apart below)\n");
+  }
   std::printf("  steps run:                   %lld simpact, %lld stock\n",
               static_cast<long long>(steps), static_cast<long long>(stock_steps));
   std::printf("  escaped exceptions:          %lld (stock %lld)\n", static_cast<long long>(escapes),
