@@ -213,11 +213,12 @@ const char* to_string(OrderPolicy policy);
 /// InvalidProblem on an unknown name.
 OrderPolicy parse_order_policy(const std::string& name);
 
-/// Upper clamp of the automatic reflection cap (see header comment). Exactly
-/// opposite normals (γ = 0, a body squeezed between two fixed walls) never
-/// terminate, so the clamp is what they cost before the plastic fallback:
-/// 10⁶ reflections take ~30 ms, while the longest terminating sequences in
-/// our tests (a struck 1000-ball chain: 999) stay three orders below it.
+/// Upper clamp of the automatic reflection cap (see header comment): 10⁶
+/// reflections take ~30 ms, while the longest terminating sequences in our
+/// tests (a struck 1000-ball chain: 999) stay three orders below it. Jams of
+/// two contacts (exactly or nearly opposite normals) are stopped far sooner,
+/// at kMaxPairRun; the clamp bounds what longer cycles among more contacts
+/// may cost.
 inline constexpr std::int64_t kMaxReflectionCeiling = 1'000'000;
 
 /// Longest run of alternating reflections of one pair of contacts (see
