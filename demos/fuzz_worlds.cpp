@@ -220,7 +220,7 @@ int main(int argc, char** argv) {
               wall);
   if (!args.multibody) {
     std::printf("  (conservative worlds: isotropic inertia, BT_ENABLE_GYROSCOPIC_FORCE_IMPLICIT_BODY on as Bullet\n"
-                "   sets it, its term w x Iw exactly zero there; elastic worlds: anisotropic inertia, flag on,\n"
+                "   sets it, its term w x Iw zero there up to rounding; elastic worlds: anisotropic inertia, flag on,\n"
                 "   its gains counted apart below)\n");
   }
   std::printf("  steps run:                   %lld simpact, %lld stock\n",

@@ -36,9 +36,10 @@
 //    no joints, no kinematic bodies, linear factors 0 or 1 per axis, angular
 //    factors all 0 or all 1, and every body's inertia made ISOTROPIC (the
 //    mean of its shape's principal moments). With isotropic inertia free
-//    flight conserves ½ωᵀIω exactly and Bullet's gyroscopic term ω × Iω is
-//    exactly zero, so BT_ENABLE_GYROSCOPIC_FORCE_IMPLICIT_BODY (left on, as
-//    Bullet sets it) adds nothing: kinetic energy may only change through
+//    flight conserves ½ωᵀIω exactly and Bullet's gyroscopic term ω × Iω
+//    vanishes: BT_ENABLE_GYROSCOPIC_FORCE_IMPLICIT_BODY (left on, as Bullet
+//    sets it) changes ω only by its rounding, ~1e-16 relative per step, far
+//    below kEnergyGainTolerance. Kinetic energy may only change through
 //    contacts. Neither the impact phase nor the whole step may gain energy.
 //  - kElastic: as kConservative but with each shape's own (anisotropic)
 //    inertia and the gyroscopic flag on (Bullet's default). The impact phase
