@@ -308,8 +308,10 @@ TEST(NewtonsCradleExample, RestingCradleInTheBatchDoesNotLeakIntoAStrike) {
 /// above both and far below the stock solver's gain (×3.5 and more here).
 constexpr double kCradleEnergyGrowth = 0.15;
 /// The propagative law's energy balance is exact to a few roundings of the
-/// ~1 J swing energy per reflection.
-constexpr double kImpactEnergyRounding = 1e-12;
+/// ~1 J swing energy per reflection (double). In single precision the
+/// report's energies use the float inertia and the metric comes from float
+/// joint rows: they agree to ~1e-9 J (measured 7.6e-10); 1e-8 J.
+constexpr double kImpactEnergyRounding = kDoublePrecision ? 1e-12 : 1e-8;
 
 TEST(NewtonsCradleExample, EnergyOverTwentySecondsAgainstStock) {
   for (const double spacing : {2.1, 2.0}) {
