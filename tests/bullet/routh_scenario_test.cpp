@@ -279,7 +279,10 @@ void SphereClosedForm(const SphereCase& c, Eigen::Vector3d& v, Eigen::Vector3d& 
 }
 
 struct SphereRun {
+  /// Kept after the world is gone: only its ids (not its pointers) may be
+  /// used (ImpactReport, "Lifetime").
   ImpactReport report;
+  int ball_id = -1;  ///< the sphere's getWorldArrayIndex()
   Eigen::Vector3d v = Eigen::Vector3d::Zero(), w = Eigen::Vector3d::Zero();
   bool struck = false;
   std::int64_t routh_impacts = 0, routh_lcps = 0;
@@ -325,6 +328,7 @@ SphereRun StrikeSphere(const SphereCase& c, ImpactLaw law, double restitution = 
   sphere.restitution = restitution;
   sphere.never_sleep = true;
   ball = world.add_sphere(kSphereRadius, sphere);
+  run.ball_id = ball->getWorldArrayIndex();
   world.step(kStep);
   run.routh_impacts = world.impact_solver()->stats().routh_impacts;
   run.routh_lcps = world.impact_solver()->stats().routh_lcps;
@@ -355,7 +359,11 @@ TEST_P(SphereCoreVsAdapter, MatchesTheClosedFormAndTheCore) {
   // J = [n, r × n] and the tangents the adapter reports, M⁻¹ from the
   // sphere's closed-form inertia, the same seed and step.
   const ImpactReport::Contact& contact = r.contacts[0];
-  const bool sphere_is_a = btRigidBody::upcast(contact.a)->getInvMass() > 0;
+  // The world of the run is destroyed: identify the sphere by its id (the
+  // report's pointers dangle now; reading them was a heap-use-after-free).
+  ASSERT_TRUE(contact.id_a == run.ball_id || contact.id_b == run.ball_id);
+  const bool sphere_is_a = contact.id_a == run.ball_id;
+  ASSERT_EQ(r.body_ids, std::vector<int>{run.ball_id});
   const double sign = sphere_is_a ? 1.0 : -1.0;  // rows act on a with +, on b with −
   const Eigen::Vector3d point = scenes::to_eigen(sphere_is_a ? contact.point_on_a : contact.point_on_b);
   const Eigen::Vector3d centre = Eigen::Vector3d(0.0, kSphereRadius, 0.0);
@@ -456,7 +464,7 @@ TEST_P(CornerCoreVsAdapter, SampleEqualsTheCoresOnTheSameContact) {
   ASSERT_STREQ(report.law, "routh");
 
   const ImpactReport::Contact& contact = report.contacts[0];
-  const bool box_is_a = contact.a == body;
+  const bool box_is_a = contact.id_a == body->getWorldArrayIndex();  // ids: the report is a copy
   const double sign = box_is_a ? 1.0 : -1.0;
   const Eigen::Vector3d arm = scenes::to_eigen(box_is_a ? contact.point_on_a : contact.point_on_b) - centre;
   const Eigen::Vector3d inertia = mass / 3.0 * Eigen::Vector3d(half.y() * half.y() + half.z() * half.z(),
