@@ -47,15 +47,25 @@ void FrictionalSpace::build(const FrictionalProblem& problem) {
       row = cos_k[static_cast<size_t>(k)] * jt.row(i * tangent_dim);
       if (tangent_dim == 2) row += sin_k[static_cast<size_t>(k)] * jt.row(i * 2 + 1);
     }
-  y = problem.inverse_mass * jbar.transpose();
-  wbar = jbar * y;
-  // Rounding leaves W̄ asymmetric at 1e-16; symmetrize so that mode
-  // enumeration and Lemke see one matrix.
-  wbar = (0.5 * (wbar + wbar.transpose())).eval();
-  tbar = jt * y;
-
-  u0 = jbar * problem.velocity;
-  ut0 = jt * problem.velocity;
+  if (rows() == 0) {
+    // No contacts: every contact-space quantity is empty. Eigen's products
+    // with an empty operand offset a null data pointer (undefined behaviour
+    // that clang's UBSan reports), so they are not formed.
+    y.resize(n, 0);
+    wbar.resize(0, 0);
+    tbar.resize(0, 0);
+    u0.resize(0);
+    ut0.resize(0);
+  } else {
+    y = problem.inverse_mass * jbar.transpose();
+    wbar = jbar * y;
+    // Rounding leaves W̄ asymmetric at 1e-16; symmetrize so that mode
+    // enumeration and Lemke see one matrix.
+    wbar = (0.5 * (wbar + wbar.transpose())).eval();
+    tbar = jt * y;
+    u0 = jbar * problem.velocity;
+    ut0 = jt * problem.velocity;
+  }
   if (problem.normal_offsets.size() != 0) u0.head(m) += problem.normal_offsets;
   if (problem.tangent_offsets.size() != 0) {
     ut0 += problem.tangent_offsets;
@@ -77,9 +87,12 @@ void FrictionalSpace::build(const FrictionalProblem& problem) {
   approach_scale = 0.0;
   for (int i = 0; i < m; ++i) approach_scale = std::max(approach_scale, std::abs(u0[i]) / scale[i]);
 
-  magnitude = jbar.cwiseAbs() * problem.velocity.cwiseAbs();
-  magnitude.head(m) += (u0.head(m) - jbar.topRows(m) * problem.velocity).cwiseAbs();
-  magnitude.tail(rows() - m) += (u0.tail(rows() - m) - jbar.bottomRows(rows() - m) * problem.velocity).cwiseAbs();
+  magnitude.resize(rows());
+  if (rows() > 0) {  // (empty products: see above)
+    magnitude = jbar.cwiseAbs() * problem.velocity.cwiseAbs();
+    magnitude.head(m) += (u0.head(m) - jbar.topRows(m) * problem.velocity).cwiseAbs();
+    magnitude.tail(rows() - m) += (u0.tail(rows() - m) - jbar.bottomRows(rows() - m) * problem.velocity).cwiseAbs();
+  }
   speed_scale = 0.0;
   for (int j = 0; j < rows(); ++j) speed_scale = std::max(speed_scale, std::abs(u0[j]) / scale[j]);
   // Inert contacts: W̄_ii ≤ kRankTolerance ‖J_n,i‖² max_k M⁻¹_kk, the
