@@ -55,28 +55,6 @@ std::vector<Solver> solvers() {
   return list;
 }
 
-bool finite(const BulletExample& example) {
-  for (const btRigidBody* body : example.world->bodies()) {
-    const btVector3& p = body->getCenterOfMassPosition();
-    const btVector3& v = body->getLinearVelocity();
-    const btVector3& w = body->getAngularVelocity();
-    for (int i = 0; i < 3; ++i) {
-      if (!std::isfinite(double(p[i])) || !std::isfinite(double(v[i])) || !std::isfinite(double(w[i]))) {
-        return false;
-      }
-    }
-  }
-  return true;
-}
-
-double max_speed(const BulletExample& example) {
-  double speed = 0.0;
-  for (const btRigidBody* body : example.bodies) {
-    speed = std::max(speed, double(body->getLinearVelocity().length()));
-  }
-  return speed;
-}
-
 // Steps `example` to `steps`, tracking energy; returns "" or what failed.
 struct Run {
   std::string failure;
@@ -100,7 +78,7 @@ Run run(BulletExample& example, int steps, int already = 0) {
       break;
     }
     ++result.steps;
-    if (!finite(example)) {
+    if (!example_state_finite(example)) {
       result.failure = "non-finite state at step " + std::to_string(s);
       break;
     }
@@ -185,7 +163,7 @@ int main(int argc, char** argv) {
     double top = -INFINITY;
     for (const btRigidBody* box : pile->bodies) top = std::max(top, double(box->getCenterOfMassPosition().y()) + 0.1);
     std::printf("| %s | %.4f | %.4f | %.3f | %.3g | %.3f | %s |\n", solver.name, result.rise / e0,
-                result.final_energy / e0, top, max_speed(*pile), 1e3 * result.seconds / std::max(1, result.steps),
+                result.final_energy / e0, top, example_max_speed(*pile), 1e3 * result.seconds / std::max(1, result.steps),
                 result.failure.empty() ? "—" : result.failure.c_str());
     if (!result.failure.empty() && solver.options.solver == SolverKind::kSimpact) simpact_failed = true;
   }
@@ -212,7 +190,7 @@ int main(int argc, char** argv) {
     }
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("| %s | %.4f | %.4f | %.2g | %.3g | %.3f | %s |\n", solver.name, result.rise / e0,
-                result.final_energy / e0, joint_error, max_speed(*chain),
+                result.final_energy / e0, joint_error, example_max_speed(*chain),
                 1e3 * result.seconds / std::max(1, result.steps),
                 result.failure.empty() ? "—" : result.failure.c_str());
     if (!result.failure.empty() && solver.options.solver == SolverKind::kSimpact) simpact_failed = true;

@@ -79,28 +79,6 @@ WorldOptions stock_si() {
   return options;
 }
 
-bool finite(const BulletExample& example) {
-  for (const btRigidBody* body : example.world->bodies()) {
-    const btVector3& p = body->getCenterOfMassPosition();
-    const btVector3& v = body->getLinearVelocity();
-    const btVector3& w = body->getAngularVelocity();
-    for (int i = 0; i < 3; ++i) {
-      if (!std::isfinite(double(p[i])) || !std::isfinite(double(v[i])) || !std::isfinite(double(w[i]))) {
-        return false;
-      }
-    }
-  }
-  return true;
-}
-
-double max_speed(const BulletExample& example) {
-  double speed = 0.0;
-  for (const btRigidBody* body : example.bodies) {
-    speed = std::max(speed, double(body->getLinearVelocity().length()));
-  }
-  return speed;
-}
-
 // The largest rise of a sequence of energies above its running minimum.
 struct EnergyRise {
   explicit EnergyRise(double initial) : minimum(initial) {}
@@ -137,7 +115,7 @@ CradleRun run_cradle(const WorldOptions& solver, double spacing) {
     run.max_swing = 1.0 + (cradle->world->energy() - e0) / s0;
     for (int step = strike.steps; step < kSteps; ++step) {
       cradle->world->step(cradle->dt);
-      if (!finite(*cradle)) {
+      if (!example_state_finite(*cradle)) {
         run.failure = "non-finite state at step " + std::to_string(step);
         break;
       }
@@ -182,7 +160,7 @@ TEST(BulletExamples, BasicDemoPileLandsAndRests) {
   try {
     for (int step = 0; step < 5 * 60; ++step) {
       pile->world->step(pile->dt);
-      ASSERT_TRUE(finite(*pile)) << "step " << step;
+      ASSERT_TRUE(example_state_finite(*pile)) << "step " << step;
       rise.add(pile->world->energy(), step);
     }
   } catch (const std::exception& error) {
@@ -216,13 +194,13 @@ TEST(BulletExamples, HingeChainFallsOntoTheGround) {
     EnergyRise rise(result.e0);
     for (int step = 0; step < 5 * 60; ++step) {
       chain->world->step(chain->dt);
-      EXPECT_TRUE(finite(*chain)) << "step " << step;
+      EXPECT_TRUE(example_state_finite(*chain)) << "step " << step;
       result.joint_error = std::max(result.joint_error, hinge_chain_joint_error(*chain));
       rise.add(chain->world->energy(), step);
     }
     result.rise = rise.largest;
     result.rise_step = rise.step;
-    result.final_speed = max_speed(*chain);
+    result.final_speed = example_max_speed(*chain);
     return result;
   };
   ChainRun ours;

@@ -206,4 +206,26 @@ CradleStrike cradle_first_strike(BulletExample& cradle, const BulletCradleOption
   return strike;
 }
 
+bool example_state_finite(const BulletExample& example) {
+  for (const btRigidBody* body : example.world->bodies()) {
+    const btVector3& p = body->getCenterOfMassPosition();
+    const btVector3& v = body->getLinearVelocity();
+    const btVector3& w = body->getAngularVelocity();
+    for (int i = 0; i < 3; ++i) {
+      if (!std::isfinite(double(p[i])) || !std::isfinite(double(v[i])) || !std::isfinite(double(w[i]))) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+double example_max_speed(const BulletExample& example) {
+  double speed = 0.0;
+  for (const btRigidBody* body : example.bodies) {
+    speed = std::max(speed, double(body->getLinearVelocity().length()));
+  }
+  return speed;
+}
+
 }  // namespace simpact::scenes

@@ -109,4 +109,11 @@ inline constexpr int kStrikeSettleSteps = 2;
 CradleStrike cradle_first_strike(BulletExample& cradle, const BulletCradleOptions& options,
                                  int max_steps = 600);
 
+/// Whether every body of the example's world has a finite position, linear
+/// and angular velocity.
+bool example_state_finite(const BulletExample& example);
+
+/// The largest linear speed among the example's own bodies [m/s].
+double example_max_speed(const BulletExample& example);
+
 }  // namespace simpact::scenes
