@@ -256,20 +256,37 @@ void expect_distinct(const ImpactProblem& p, const ImpactResult& r, double toler
     }
 }
 
-// Policy all, 4 contacts, budget 1e5: 17.8 s at ba6ab6f. The work is now
-// bounded by counts: the comparisons spent on duplicate removal and the
-// indeterminacy stay within a few per outcome plus the budget.
-TEST(AllPolicy, BudgetBoundsTheComparisonsOfAFourContactProblem) {
-  const Json j = load("all_budget_m4_55499.json");
-  const ImpactProblem p = impact_problem(j);
-  const PropagativeParameters params = propagative_parameters(j);
-  const ImpactResult r = resolve(p, params);
+// Resolves a policy-all repro, prints its counts, and checks that the
+// comparisons spent on duplicate removal and the indeterminacy stay within a
+// few per outcome plus the enumeration budget.
+struct AllRun {
+  ImpactProblem problem;
+  PropagativeParameters params;
+  ImpactResult result;
+};
+
+AllRun resolve_all_bounded(const Json& j) {
+  AllRun run{impact_problem(j), propagative_parameters(j), {}};
+  run.result = resolve(run.problem, run.params);
+  const ImpactResult& r = run.result;
   std::cout << "[ repro ] " << to_string(r.status) << ": " << r.outcomes.size() << " outcomes, "
             << r.sequences_explored << " sequences, " << r.reflections << " reflections, "
             << r.comparisons << " comparisons\n";
   const double outcomes = static_cast<double>(r.outcomes.size());
   EXPECT_LE(static_cast<double>(r.comparisons),
-            4.0 * outcomes + 2.0 * static_cast<double>(params.enumeration_budget));
+            4.0 * outcomes + 2.0 * static_cast<double>(run.params.enumeration_budget));
+  return run;
+}
+
+// Policy all, 4 contacts, budget 1e5: 17.8 s at ba6ab6f. The work is now
+// bounded by counts: the comparisons spent on duplicate removal and the
+// indeterminacy stay within a few per outcome plus the budget.
+TEST(AllPolicy, BudgetBoundsTheComparisonsOfAFourContactProblem) {
+  const Json j = load("all_budget_m4_55499.json");
+  const AllRun run = resolve_all_bounded(j);
+  const ImpactProblem& p = run.problem;
+  const PropagativeParameters& params = run.params;
+  const ImpactResult& r = run.result;
   EXPECT_LE(r.reflections, params.enumeration_budget);
   expect_distinct(p, r, params.dedup_tolerance, 2000);
 }
@@ -278,15 +295,10 @@ TEST(AllPolicy, BudgetBoundsTheComparisonsOfAFourContactProblem) {
 // removal and indeterminacy).
 TEST(AllPolicy, ManyOutcomesCostComparisonsLinearInTheirNumber) {
   const Json j = load("core_seed199_all.json");
-  const ImpactProblem p = impact_problem(j);
-  const PropagativeParameters params = propagative_parameters(j);
-  const ImpactResult r = resolve(p, params);
-  std::cout << "[ repro ] " << to_string(r.status) << ": " << r.outcomes.size() << " outcomes, "
-            << r.sequences_explored << " sequences, " << r.reflections << " reflections, "
-            << r.comparisons << " comparisons\n";
-  const double outcomes = static_cast<double>(r.outcomes.size());
-  EXPECT_LE(static_cast<double>(r.comparisons),
-            4.0 * outcomes + 2.0 * static_cast<double>(params.enumeration_budget));
+  const AllRun run = resolve_all_bounded(j);
+  const ImpactProblem& p = run.problem;
+  const PropagativeParameters& params = run.params;
+  const ImpactResult& r = run.result;
   ASSERT_TRUE(r.indeterminacy.has_value());
   EXPECT_GT(*r.indeterminacy, 0.0);
   expect_distinct(p, r, params.dedup_tolerance, 1500);
