@@ -3,6 +3,7 @@
 #include "bullet/clustering.h"
 #include "bullet/joint_rows.h"
 #include "bullet/proximity.h"
+#include "core/separation.h"
 
 #include <Eigen/Eigenvalues>
 #include <Eigen/QR>
@@ -371,17 +372,6 @@ void couple(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& G, const
   coupled = (0.5 * (coupled + coupled.transpose())).eval();
 }
 
-/// Passes of the active-set solve of the position-level separation
-/// (resolve, "Deviations"): each pass adds or drops rows; a row of m
-/// overlapping contacts settles in a few passes, and 2 m + 2 passes of
-/// O(m³) each bound the work (at most 32 here: clusters beyond 15 contacts
-/// stop early with the best set so far, still a push that never adds
-/// energy).
-constexpr int kSeparationIterations = 32;
-/// An inactive row is added back when more than this fraction of the
-/// largest overlap is left at it: 1e-9 of a millimetre is a picometre,
-/// far below anything Bullet's Baumgarte push turns into measurable energy.
-constexpr double kSeparationConvergence = 1e-9;
 
 // Calls the user's report callback; an exception from it never reaches the
 // host (counted in MultiBodyImpactStats::callback_exceptions).
@@ -952,58 +942,17 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   // as the rigid adapter does: the base solver's Baumgarte push would
   // otherwise turn the overlap into kinetic energy in the next step. μ ≥ 0 is
   // the least push that clears every overlap, W μ ≥ depth (W = J M⁻¹_G Jᵀ),
-  // with equality where μ > 0: an active-set solve (at most
-  // kSeparationIterations passes; a push along a row of touching bodies
-  // reaches the far end, which Gauss–Seidel sweeps do only slowly). A
+  // with equality where μ > 0 (core/separation.h, shared with the rigid
+  // adapter; a push along a row of touching bodies reaches the far end). A
   // point separating at u⁺ clears u⁺h of its overlap during the step
   // itself; only the rest counts (a tilted strike leaves a stopped striker
   // separating at ~1e-6 m/s, far too slow to clear millimetres).
-  Eigen::VectorXd displacement = Eigen::VectorXd::Zero(rows.n);
-  {
-    Eigen::VectorXd depth(m);
-    for (int r = 0; r < m; ++r)
-      depth[r] = -double(s.points[c.ids[rows.kept[r]]].point->getDistance()) -
-                 std::max(0.0, rows.normals.row(r).dot(after) + rows.b[r]) * h;
-    const double largest = depth.maxCoeff();
-    if (largest > 0.0) {
-      const Eigen::MatrixXd response = rows.inverse_mass * rows.normals.transpose();  // n × m
-      Eigen::MatrixXd W = rows.normals * response;
-      W = (0.5 * (W + W.transpose())).eval();
-      std::vector<char> active(static_cast<size_t>(m));
-      for (int r = 0; r < m; ++r) active[static_cast<size_t>(r)] = depth[r] > 0.0;
-      Eigen::VectorXd mu = Eigen::VectorXd::Zero(m);
-      for (int pass = 0; pass < kSeparationIterations; ++pass) {
-        std::vector<int> set;
-        for (int r = 0; r < m; ++r)
-          if (active[static_cast<size_t>(r)]) set.push_back(r);
-        const int a = static_cast<int>(set.size());
-        Eigen::MatrixXd Waa(a, a);
-        Eigen::VectorXd da(a);
-        for (int i = 0; i < a; ++i) {
-          da[i] = depth[set[i]];
-          for (int j = 0; j < a; ++j) Waa(i, j) = W(set[i], set[j]);
-        }
-        const Eigen::VectorXd ma = Waa.completeOrthogonalDecomposition().solve(da);
-        mu.setZero();
-        for (int i = 0; i < a; ++i) mu[set[i]] = ma[i];
-        bool changed = false;
-        for (int i = 0; i < a; ++i)
-          if (ma[i] < 0.0) {
-            active[static_cast<size_t>(set[i])] = 0;
-            changed = true;
-          }
-        if (changed) continue;
-        const Eigen::VectorXd left = depth - W * mu;
-        for (int r = 0; r < m; ++r)
-          if (!active[static_cast<size_t>(r)] && left[r] > kSeparationConvergence * largest) {
-            active[static_cast<size_t>(r)] = 1;
-            changed = true;
-          }
-        if (!changed) break;
-      }
-      displacement = response * mu.cwiseMax(0.0);
-    }
-  }
+  Eigen::VectorXd depth(m);
+  for (int r = 0; r < m; ++r)
+    depth[r] = -double(s.points[c.ids[rows.kept[r]]].point->getDistance()) -
+               std::max(0.0, rows.normals.row(r).dot(after) + rows.b[r]) * h;
+  const Eigen::VectorXd displacement =
+      simpact::internal::separation_displacement(rows.normals, rows.inverse_mass, depth);
   if (!displacement.allFinite()) {
     fail("non-finite position correction", false, Status::kInfeasible);
     return;

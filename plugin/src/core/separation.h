@@ -1,0 +1,51 @@
+// Position-level separation of the overlaps an impact leaves closed — shared
+// by both Bullet adapters (impact_solver.h and multibody_impact_solver.h,
+// "Overlaps"), in contact space only (no Bullet type).
+//
+// An impact resolved by simpact replaces the base solver's velocity-level
+// push-out (Bullet's Baumgarte term, which turns an overlap into kinetic
+// energy) for the points it resolved. The points it leaves closed but
+// overlapping are separated instead by a displacement of the positions,
+//   Δq = M⁻¹ Jᵀ μ,   μ ≥ 0,   W μ − d ≥ 0,   μ_r (W μ − d)_r = 0,
+// with W = J M⁻¹ Jᵀ (the same metric the impact law used, joint-constrained
+// when joints bind the cluster) and d_r the depth still to clear at point r.
+// It is the least push in the kinetic-energy metric that clears every
+// overlap (the LCP's solution is the M-norm-minimal Δq with J Δq ≥ d), and
+// it changes no velocity. A row of touching bodies needs it whole: one
+// Gauss–Seidel sweep moves the overlap from the struck pair to the next.
+#pragma once
+
+#include <Eigen/Core>
+
+namespace simpact::internal {
+
+/// Passes of the active-set fallback (separation_impulses): each pass adds
+/// or drops rows, and the pass cap bounds the work (32 dense solves of the
+/// active rows) when the LCP has no solution.
+inline constexpr int kSeparationIterations = 32;
+
+/// The fallback adds an inactive row back when more than this fraction of
+/// the largest depth is left at it: 1e-9 of a millimetre is a picometre,
+/// far below anything Bullet's Baumgarte push turns into measurable energy.
+inline constexpr double kSeparationConvergence = 1e-9;
+
+/// μ (size m) of the least push above, for W (m × m, symmetric positive
+/// semidefinite) and depths d (m). Returns zero when no depth is positive.
+/// The LCP (W, −d) is solved by the plastic impact's solver (lcp.h,
+/// solve_psd_lcp: Lemke, with its regularised and principal-pivoting
+/// retries for dependent rows). When it has no solution — overlaps no push
+/// can clear, a body wedged between two fixed walls — an active-set
+/// iteration (least-squares solves of the rows still overlapping, at most
+/// kSeparationIterations passes) gives the best push it finds. Entries are
+/// ≥ 0; the result is a function of (W, d) alone.
+Eigen::VectorXd separation_impulses(const Eigen::MatrixXd& W, const Eigen::VectorXd& depth);
+
+/// Δq = M⁻¹ Jᵀ μ for the contact rows J (m × n), the (possibly
+/// joint-constrained) inverse mass M⁻¹ (n × n) and the depths d (m), with μ
+/// from separation_impulses(J M⁻¹ Jᵀ, d). Zero (size n) when no depth is
+/// positive.
+Eigen::VectorXd separation_displacement(const Eigen::MatrixXd& normals,
+                                        const Eigen::MatrixXd& inverse_mass,
+                                        const Eigen::VectorXd& depth);
+
+}  // namespace simpact::internal

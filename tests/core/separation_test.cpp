@@ -1,0 +1,85 @@
+// Position-level separation (core/separation.h): the least push μ ≥ 0 with
+// W μ ≥ d and complementarity, shared by both Bullet adapters.
+#include "core/separation.h"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <random>
+
+namespace {
+
+using simpact::internal::separation_displacement;
+using simpact::internal::separation_impulses;
+
+/// Residual tolerance of the LCP conditions: the active-set solve is a
+/// dense least-squares solve of a system of at most 8 rows with entries of
+/// order 1, so its rounding is ~1e-15; 1e-12 leaves room for conditioning
+/// without accepting a wrong active set (errors of a wrong set are O(d)).
+constexpr double kLcpTolerance = 1e-12;
+
+void expect_lcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& d, const Eigen::VectorXd& mu) {
+  const Eigen::VectorXd w = W * mu - d;
+  for (Eigen::Index r = 0; r < d.size(); ++r) {
+    EXPECT_GE(mu[r], 0.0) << "row " << r;
+    EXPECT_GE(w[r], -kLcpTolerance) << "row " << r << " still overlaps";
+    EXPECT_NEAR(mu[r] * w[r], 0.0, kLcpTolerance) << "row " << r << " pushed further than needed";
+  }
+}
+
+// Three unit balls in a row on a line; the striker (0) overlaps the middle
+// one by d, the middle one just touches the third. One Gauss–Seidel sweep
+// (the rigid adapter's former rule) pushes ball 1 into ball 2; the least
+// push moves balls 1 and 2 together: Δx = (−2d/3, d/3, d/3).
+TEST(Separation, RowOfTouchingBallsIsClearedToTheFarEnd) {
+  const double d = 0.01;
+  Eigen::MatrixXd J(2, 3);
+  J << -1, 1, 0,
+        0, -1, 1;
+  const Eigen::MatrixXd inverse_mass = Eigen::MatrixXd::Identity(3, 3);
+  const Eigen::Vector2d depth(d, 0.0);
+  const Eigen::VectorXd dx = separation_displacement(J, inverse_mass, depth);
+  EXPECT_NEAR(dx[0], -2.0 * d / 3.0, 1e-15);
+  EXPECT_NEAR(dx[1], d / 3.0, 1e-15);
+  EXPECT_NEAR(dx[2], d / 3.0, 1e-15);
+  const Eigen::VectorXd gaps = J * dx - depth;
+  EXPECT_GE(gaps.minCoeff(), -1e-15);
+}
+
+TEST(Separation, NoOverlapNoPush) {
+  const Eigen::MatrixXd W = Eigen::MatrixXd::Identity(3, 3);
+  EXPECT_EQ(separation_impulses(W, Eigen::Vector3d(-1e-3, 0.0, -2.0)), Eigen::VectorXd::Zero(3));
+  EXPECT_EQ(separation_displacement(Eigen::MatrixXd::Zero(0, 6), Eigen::MatrixXd::Identity(6, 6),
+                                    Eigen::VectorXd()),
+            Eigen::VectorXd::Zero(6));
+}
+
+// Random well-posed problems (m ≤ n rows, positive-definite metric, depths
+// of both signs): the result is the LCP's unique solution.
+TEST(Separation, RandomProblemsSatisfyTheComplementarityConditions) {
+  std::mt19937_64 rng(20261124);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = 3 + trial % 6;
+    const int m = 1 + trial % std::min(n, 5);  // m ≤ n
+    Eigen::MatrixXd J(m, n);
+    for (int r = 0; r < m; ++r)
+      for (int c = 0; c < n; ++c) J(r, c) = unit(rng);
+    Eigen::MatrixXd A(n, n);
+    for (int r = 0; r < n; ++r)
+      for (int c = 0; c < n; ++c) A(r, c) = unit(rng);
+    const Eigen::MatrixXd inverse_mass = A * A.transpose() + 0.1 * Eigen::MatrixXd::Identity(n, n);
+    Eigen::VectorXd depth(m);
+    for (int r = 0; r < m; ++r) depth[r] = 0.01 * unit(rng);
+    Eigen::MatrixXd W = J * inverse_mass * J.transpose();
+    W = (0.5 * (W + W.transpose())).eval();
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    // m ≤ n and a positive-definite metric: W is positive definite, so the
+    // LCP has exactly one solution and the active set must find it.
+    expect_lcp(W, depth, separation_impulses(W, depth));
+  }
+}
+
+}  // namespace
