@@ -3,6 +3,7 @@
 #include "bullet/clustering.h"
 #include "bullet/joint_rows.h"
 #include "bullet/proximity.h"
+#include "core/separation.h"
 
 #include <Eigen/Geometry>
 
@@ -20,6 +21,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace simpact::bullet {
 
@@ -219,9 +221,23 @@ struct ImpactSolver::Impl {
   bool all_failed = false;  // the whole batch is the base solver's, restitution on
   // Restitutions muted for the base solve, restored right after it.
   std::vector<std::pair<btManifoldPoint*, btScalar>> muted;
-  // Points an impact left separating, hidden from the base solver for this
-  // call (see solveGroup), and the manifolds' true point counts.
-  std::vector<int> separating;
+  // Points an impact resolved that the base solver must not see in this
+  // call (hide_resolved_points), and the manifolds' true point counts.
+  std::vector<int> hidden;
+  // The batch's manifolds (solveGroup's arguments) and, per body, the root
+  // of the complete cluster it belongs to (−1: none), for
+  // hide_speculative_points.
+  btPersistentManifold** manifolds = nullptr;
+  int num_manifolds = 0;
+  std::vector<int> complete_root;
+  // Whether complete clusters are hidden from the base solver: for MLCP
+  // bases (btMLCPSolver), whose Lemke solver returns energy-adding impulses
+  // at points whose exact impulse is zero (the adapter cannot tell its
+  // Lemke from its Dantzig interface, so both). SI and NNCG see them: their
+  // pass removes the law's residual approach (≤ 1e-9 of the data's scale)
+  // and keeps a pile that a plastic impact left resting at rest, which a
+  // hidden point would leave to drift into a new impact next step.
+  bool hide_complete = false;
   std::vector<std::pair<btPersistentManifold*, int>> hidden_counts;
   Rows rows;
   PropagativeSolver solver;
@@ -599,6 +615,10 @@ FrictionalProblem frictional_problem(const Impl::Rows& rows, const RouthSettings
 using internal::routh_parameters;
 
 // Displaces a body by a 6-vector [Δx, Δθ] (rotation vector, world frame).
+// Its velocities are kept; for an anisotropic body a turn Δθ changes the
+// world inertia under the kept ω, and so the kinetic energy, by O(|Δθ|)
+// relative (impact reports give the energy before the move, in the metric
+// the law used).
 void move_body(btRigidBody& body, const Vector6& delta) {
   btTransform transform = body.getCenterOfMassTransform();
   transform.setOrigin(transform.getOrigin() +
@@ -611,38 +631,40 @@ void move_body(btRigidBody& body, const Vector6& delta) {
 }
 
 // Writes v⁺ (`after`) back as v + (v⁺ − v*), hides the points it leaves
-// separating from the base solver and separates the ones it leaves closed but
-// overlapping at position level. Returns false, writing nothing, when a
-// velocity or displacement it would write is not finite.
+// separating (all of them when the outcome is `complete`) from the base
+// solver and separates the ones it leaves overlapping at position level
+// (core/separation.h). Returns false, writing
+// nothing, when a velocity or displacement it would write is not finite.
 bool apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<int>& ids,
-                   const Eigen::VectorXd& after, double threshold) {
+                   const Eigen::VectorXd& after, double threshold, double h, bool complete) {
   const Impl::Rows& rows = s.rows;
   const int k = rows.k, m = rows.m;
   const Eigen::VectorXd velocity = rows.pre_force + (after - rows.velocity);
   if (!velocity.allFinite()) return false;
-  // Points the impact leaves separating clear their overlap by themselves
-  // (and are hidden from the base solver). Points it leaves closed but
-  // overlapping — Bullet found them only after they penetrated, e.g. the
-  // striker and the ball it stopped against — are separated here at
-  // position level, x += M⁻¹ Jᵀ μ with μ_r = −distance_r / W_rr (one
-  // Gauss–Seidel sweep), which changes no velocity: the base solver's
-  // Baumgarte push would otherwise turn the overlap into kinetic energy.
-  Eigen::VectorXd displacement = Eigen::VectorXd::Zero(6 * k);
-  const size_t separating_before = s.separating.size();
+  // Points the impact leaves separating, and every point of a cluster
+  // without joints, are hidden from the base solver (hide_resolved_points).
+  // Overlaps — Bullet found the points only after they penetrated, e.g. the
+  // striker and the ball it stopped against — are separated at position
+  // level, x += M⁻¹ Jᵀ μ with the least μ ≥ 0 that clears them all
+  // (separation_impulses), which changes no velocity: the base solver's
+  // Baumgarte push would otherwise turn the overlap into kinetic energy. A
+  // point separating faster than the impact threshold clears its overlap by
+  // itself (depth 0: it joins only if the push would close it further); a
+  // slower one clears u⁺h of it during the step, and the rest counts. (The
+  // multibody adapter counts the rest of every point; counting it for fast
+  // ones here sent the hinge chain of bullet_examples to ×1e21 through the
+  // joint-constrained metric's near-singular rows.)
+  const size_t hidden_before = s.hidden.size();
+  Eigen::VectorXd depth(m);
   for (int r = 0; r < m; ++r) {
-    if (rows.normals.row(r).dot(after) + rows.offsets[r] > threshold) {
-      s.separating.push_back(ids[r]);
-      continue;
-    }
-    const double depth = -double(s.points[ids[r]].point->getDistance()) -
-                         rows.normals.row(r).dot(displacement);
-    if (depth <= 0.0) continue;
-    const Eigen::VectorXd response = rows.inverse_mass * rows.normals.row(r).transpose();
-    const double w = rows.normals.row(r).dot(response);
-    if (w > 0.0) displacement += response * (depth / w);
+    const double u = rows.normals.row(r).dot(after) + rows.offsets[r];
+    if (u > threshold || complete) s.hidden.push_back(ids[r]);
+    depth[r] = u > threshold ? 0.0 : -double(s.points[ids[r]].point->getDistance()) - std::max(0.0, u) * h;
   }
+  const Eigen::VectorXd displacement =
+      simpact::internal::separation_displacement(rows.normals, rows.inverse_mass, depth);
   if (!displacement.allFinite()) {
-    s.separating.resize(separating_before);
+    s.hidden.resize(hidden_before);
     return false;
   }
   for (int j = 0; j < k; ++j)
@@ -654,6 +676,108 @@ bool apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<i
 
 ImpactReport::Contact report_contact(const Impl::Point& p, double approach_speed) {
   return internal::contact_report(p.object_a, p.object_b, *p.point, approach_speed);
+}
+
+/// A cluster's kinetic energy may not grow in its impact by more than this
+/// fraction. The law's own check (core/outcome_check.h) bounds its gain in
+/// v_a by kOutcomeEnergyTolerance (1e-8) of E_s, and E_s ≤ E(v_a) ≤ E(v*) by
+/// Cauchy–Schwarz in the M metric (½ u²/W ≤ ½ vᵀMv), so the same fraction of
+/// the whole cluster's energy never rejects an outcome the law accepts; it
+/// only catches the cross term of the pass-through v_g.
+constexpr double kClusterEnergyGainTolerance = 1e-8;
+
+/// Whether kinetic energy is what the cluster's impact may not increase: no
+/// partner moves (a moving kinematic or static body is infinitely massive
+/// and may give energy) and no body has a linear or angular factor other
+/// than 1 (Bullet scales velocity changes by the factors, so the law keeps
+/// a factor-weighted energy instead).
+bool kinetic_energy_is_invariant(const Impl& s, const std::vector<int>& members,
+                                 const std::vector<int>& ids) {
+  for (const int j : members) {
+    const btRigidBody& body = *s.bodies[static_cast<size_t>(j)];
+    if (body.getLinearFactor() != btVector3(1, 1, 1) || body.getAngularFactor() != btVector3(1, 1, 1))
+      return false;
+  }
+  const auto still = [](const btRigidBody* body) {
+    return body == nullptr || is_dynamic(body) ||
+           (body->getLinearVelocity().isZero() && body->getAngularVelocity().isZero());
+  };
+  for (const int id : ids) {
+    const Impl::Point& p = s.points[static_cast<size_t>(id)];
+    if (!still(p.body_a) || !still(p.body_b)) return false;
+  }
+  return true;
+}
+
+// The velocity the base solver starts from at a material point of `body`
+// after an impact phase: the body's velocity plus this step's external
+// impulse h M⁻¹ F (scaled by the factors), as btSequentialImpulseConstraint-
+// Solver's convertBodies adds it.
+Eigen::Vector3d velocity_with_forces(const btRigidBody* body, const btVector3& point, btScalar h) {
+  if (body == nullptr) return Eigen::Vector3d::Zero();
+  if (!is_dynamic(body)) return point_velocity(body, point);
+  const btVector3 linear = body->getLinearVelocity() +
+                           body->getTotalForce() * (body->getInvMass() * h) * body->getLinearFactor();
+  const btVector3 angular = body->getAngularVelocity() +
+                            (body->getInvInertiaTensorWorld() * body->getTotalTorque()) * h *
+                                body->getAngularFactor();
+  return to_eigen(linear + angular.cross(point - body->getCenterOfMassPosition()));
+}
+
+// A complete cluster (resolve_cluster) needs nothing from the base solver in
+// this step, and neither do the other points of its manifolds — with the
+// world or between its own bodies — that do not close within the step
+// under the outcome's velocities (gap + u⁺h above the touch tolerance: the
+// points collect_points left out, speculative or separating). An exact base
+// solve leaves them at zero, but Bullet's MLCP Lemke does not (it returns
+// adhesive impulses there), so they are hidden with the cluster's own
+// (hide_resolved_points). Points shared with a dynamic body outside the
+// cluster stay visible: that body's own base solve may still push it there.
+// One pass over the batch's manifolds, after every cluster is resolved.
+void hide_speculative_points(Impl& s, double touch_tolerance, double h) {
+  if (s.manifolds == nullptr) return;
+  bool any = false;
+  for (const int root : s.complete_root) any = any || root >= 0;
+  if (!any) return;
+  std::unordered_set<const btManifoldPoint*> collected;
+  for (const Impl::Point& q : s.points) collected.insert(q.point);
+  // The complete cluster of a body (its root), −1 for none, −2 for a
+  // static or kinematic body (part of every cluster it touches).
+  const auto cluster_of = [&](const btCollisionObject* object) {
+    const btRigidBody* body = btRigidBody::upcast(object);
+    if (!is_dynamic(body)) return -2;
+    const auto it = s.index.find(body);
+    return it == s.index.end() ? -1 : s.complete_root[static_cast<size_t>(it->second)];
+  };
+  for (int k = 0; k < s.num_manifolds; ++k) {
+    btPersistentManifold* manifold = s.manifolds[k];
+    const btCollisionObject* a = manifold->getBody0();
+    const btCollisionObject* b = manifold->getBody1();
+    const int ca = cluster_of(a), cb = cluster_of(b);
+    const bool within = (ca >= 0 && (cb == ca || cb == -2)) || (cb >= 0 && ca == -2);
+    if (!within) continue;
+    const btRigidBody* body_a = btRigidBody::upcast(a);
+    const btRigidBody* body_b = btRigidBody::upcast(b);
+    for (int c = 0; c < manifold->getNumContacts(); ++c) {
+      btManifoldPoint& p = manifold->getContactPoint(c);
+      if (collected.count(&p) != 0) continue;
+      const double u = to_eigen(p.m_normalWorldOnB)
+                           .dot(velocity_with_forces(body_a, p.getPositionWorldOnA(), btScalar(h)) -
+                                velocity_with_forces(body_b, p.getPositionWorldOnB(), btScalar(h)));
+      if (!(double(p.getDistance()) + std::min(0.0, u) * h > touch_tolerance)) continue;
+      Impl::Point point;
+      point.manifold = manifold;
+      point.index = c;
+      point.point = &p;
+      point.object_a = a;
+      point.object_b = b;
+      point.body_a = body_a;
+      point.body_b = body_b;
+      point.u = u;
+      s.points.push_back(point);
+      s.hidden.push_back(static_cast<int>(s.points.size()) - 1);
+    }
+  }
 }
 
 double cluster_kinetic_energy(const Impl& s, const std::vector<int>& members,
@@ -907,12 +1031,36 @@ Resolution resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolv
                                      outcome.tangential_impulses[2 * r + 1] * rows.t2[rr]));
     }
   }
-  if (!after.allFinite() || !apply_outcome(s, members, ids, after, cluster.threshold)) {
+  // In the metric the law used: the configuration before the position-level
+  // separation (move_body).
+  report.energy_after = cluster_kinetic_energy(s, members, after);
+  // The law's own check covers v_a; the cluster as a whole must not gain
+  // either. v_g passes through, and its M-orthogonality to the law's change
+  // is exact only up to the joint metric's rank decisions: a cluster whose
+  // joints nearly conflict (a hinge to the world, a slider and a fixed joint
+  // on the same pair) can turn a large v_g into a gain through that cross
+  // term. Such a cluster is the base solver's.
+  if (kinetic_energy_is_invariant(s, members, ids) &&
+      !(report.energy_after <= report.energy_before * (1.0 + kClusterEnergyGainTolerance))) {
+    report.status = Status::kEnergyGain;
+    add_message(report, "the joint-violating velocity would gain energy through the impact");
+    ++stats.fallbacks;
+    return Resolution::kFailed;
+  }
+  // The outcome is complete when the base solver has nothing left to do at
+  // these points in this step (hide_resolved_points): no joint binds the
+  // cluster, and the law handled friction (Routh) or there is none (the
+  // propagative law is frictionless; the base solver's friction acts at the
+  // points it leaves closed). Complete outcomes are hidden from MLCP bases
+  // only (Impl::hide_complete).
+  bool complete = s.hide_complete && rows.joint_rows.rows() == 0;
+  if (!routh)
+    for (const int id : ids) complete = complete && s.points[static_cast<size_t>(id)].point->m_combinedFriction == 0;
+  if (!after.allFinite() || !apply_outcome(s, members, ids, after, cluster.threshold, h, complete)) {
     report.status = Status::kInfeasible;
     add_message(report, "non-finite outcome");
     return Resolution::kFailed;
   }
-  report.energy_after = cluster_kinetic_energy(s, members, after);
   // The impact replaced whatever these points carried from the last step.
   // Their penetration is not corrected this step: the impact's velocities
   // carry the bodies apart, while a push-out by the base solver would add
@@ -920,6 +1068,8 @@ Resolution resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolv
   // two steps would climb higher each time). Collision detection recomputes
   // the distance next step.
   for (const int id : ids) internal::forget_warm_start_and_overlap(*s.points[id].point);
+  if (complete)
+    for (const int j : members) s.complete_root[static_cast<size_t>(j)] = members.front();
   return Resolution::kResolved;
 }
 
@@ -943,7 +1093,7 @@ void resolve_cluster_safely(Impl& s, const ImpactSolverConfig& config, ImpactSol
                             const btContactSolverInfo& info) {
   ImpactReport report;
   Resolution resolution = Resolution::kNone;
-  const size_t separating_before = s.separating.size();
+  const size_t hidden_before = s.hidden.size();
   try {
     resolution = resolve_cluster(s, config, stats, members, ids, constraints, num_constraints, info, report);
   } catch (const std::exception& e) {
@@ -959,7 +1109,7 @@ void resolve_cluster_safely(Impl& s, const ImpactSolverConfig& config, ImpactSol
   if (resolution == Resolution::kFailed) {
     // apply_outcome is the only writer and checks everything before its
     // first write, so the bodies still hold their pre-impact state.
-    s.separating.resize(separating_before);
+    s.hidden.resize(hidden_before);
     if (s.failed.size() < s.bodies.size()) s.failed.resize(s.bodies.size(), 0);
     for (const int j : members) s.failed[static_cast<size_t>(j)] = 1;
     ++stats.fallbacks_to_base;
@@ -981,22 +1131,31 @@ void resolve_cluster_safely(Impl& s, const ImpactSolverConfig& config, ImpactSol
   notify(config, stats, report);
 }
 
-// Contacts an impact left separating faster than the impact threshold carry
-// no force during the rest of this step. Some base solvers still act on
+// Points an impact resolved that carry no force during the rest of this step
+// (apply_outcome): the ones it left separating faster than the impact
+// threshold, and, over MLCP bases (Impl::hide_complete), every point of a
+// cluster without joints — its outcome
+// already holds this step's forces (v* is mid-step) and leaves each point
+// separating or at rest, with its overlap cleared at position level, so an
+// exact base solve would add nothing there. Some base solvers still act on
 // them: Bullet's btMLCPSolver with btLemkeSolver returns adhesive impulses
 // that undo the impact (a struck Newton's cradle ends with every ball at the
-// common, plastic velocity). So they are moved past the end of their
-// manifold's point list for the base solve and restored right after; the
-// manifold itself (and the warm start of its other points) is untouched.
-void hide_separating_points(Impl& s) {
+// common, plastic velocity), and on a single resting frictionless point
+// left by a plastic impact it has returned impulses that multiplied the
+// body's kinetic energy by 40 (fuzz_worlds seed 21 world 112). So they are
+// moved past the end of their manifold's point list for the base solve and
+// restored right after; the manifold itself (and the warm start of its
+// other points) is untouched. Points of clusters bound by joints stay
+// visible: the base solver's joint correction must see the contacts.
+void hide_resolved_points(Impl& s) {
   s.hidden_counts.clear();
-  std::sort(s.separating.begin(), s.separating.end(), [&](int a, int b) {
+  std::sort(s.hidden.begin(), s.hidden.end(), [&](int a, int b) {
     const auto& pa = s.points[a];
     const auto& pb = s.points[b];
     return pa.manifold != pb.manifold ? pa.manifold < pb.manifold : pa.index > pb.index;
   });
-  for (size_t k = 0; k < s.separating.size(); ++k) {
-    const auto& p = s.points[s.separating[k]];
+  for (size_t k = 0; k < s.hidden.size(); ++k) {
+    const auto& p = s.points[s.hidden[k]];
     if (p.manifold == nullptr) continue;  // synthetic (proximity.h): in no manifold
     btPersistentManifold* manifold = p.manifold;
     if (s.hidden_counts.empty() || s.hidden_counts.back().first != manifold)
@@ -1012,7 +1171,7 @@ void clear_batch(Impl& s) {
   s.bodies.clear();
   s.index.clear();
   s.points.clear();
-  s.separating.clear();
+  s.hidden.clear();
   s.failed.clear();
 }
 
@@ -1094,28 +1253,33 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
   rule.frictional = config_.law == ImpactLaw::kAuto;
   s.all_failed = false;
   try {
+    s.manifolds = manifolds;
+    s.num_manifolds = num_manifolds;
+    s.hide_complete = base_->getSolverType() == BT_MLCP_SOLVER;
     const bool any_strike = collect_points<false>(s, config_, manifolds, num_manifolds,
                                                   info.m_timeStep, rule);
     if (any_strike) {
       add_touching_points(s, config_, manifolds, num_manifolds, info.m_timeStep, dispatcher);
       const int n_bodies = build_clusters(s, constraints, num_constraints);
+      s.complete_root.assign(s.bodies.size(), -1);
       // 3–4. Resolve every cluster that has an impact (each one under its
       // own catch: resolve_cluster_safely).
       for (int root = 0; root < n_bodies; ++root)
         if (!s.clusters.points[root].empty())
           resolve_cluster_safely(s, config_, stats_, s.clusters.members[root], s.clusters.points[root],
                                  constraints, num_constraints, info);
+      hide_speculative_points(s, config_.touch_tolerance, double(info.m_timeStep));
     }
   } catch (...) {
     // Collection or clustering failed (in practice only std::bad_alloc)
     // before any cluster was resolved: the whole batch is the base solver's
     // with Bullet's own restitution, as without simpact.
     s.all_failed = true;
-    s.separating.clear();
+    s.hidden.clear();
     ++stats_.fallbacks_to_base;
   }
 
-  hide_separating_points(s);
+  hide_resolved_points(s);
 
   // 5. Everything else is the base solver's, with restitution off, except
   // the failed clusters', which keep Bullet's own (impact_solver.h, point 5).
