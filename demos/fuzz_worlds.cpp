@@ -6,8 +6,10 @@
 //
 //   fuzz_worlds --worlds N --seed S [--steps K] [--threads T] [--only I]
 //               [--max-bodies B] [--max-joints J] [--step-budget SECONDS]
-//               [--no-stock] [--quiet] [--verbose] [--multibody]
+//               [--no-stock] [--quiet] [--verbose] [--trace] [--multibody]
 //
+// --trace prints every impact report and every step's kinetic energy, ours
+// and stock (for --only runs).
 // --multibody runs the Featherstone variant (random_multibody_spec:
 // MultiBodyImpactSolver against btMultiBodyConstraintSolver); there every
 // impact report that gains energy is a failure.
@@ -58,7 +60,7 @@ struct Arguments {
   std::cerr << "fuzz_worlds: " << problem << "\n"
             << "usage: fuzz_worlds --worlds N --seed S [--steps K] [--threads T] [--only I]\n"
             << "                   [--max-bodies B] [--max-joints J] [--step-budget SECONDS]\n"
-            << "                   [--no-stock] [--quiet] [--verbose] [--multibody]\n";
+            << "                   [--no-stock] [--quiet] [--verbose] [--trace] [--multibody]\n";
   std::exit(2);
 }
 
@@ -106,6 +108,8 @@ Arguments parse(int argc, char** argv) {
       args.multibody = true;
     } else if (flag == "--verbose") {
       args.fuzz.verbose = true;
+    } else if (flag == "--trace") {
+      args.fuzz.trace = true;
     } else if (flag == "--quiet") {
       args.quiet = true;
     } else {
@@ -175,11 +179,13 @@ int main(int argc, char** argv) {
 
   // Totals, in world order (independent of the thread count).
   std::int64_t steps = 0, stock_steps = 0, escapes = 0, stock_escapes = 0, non_finite = 0,
-               non_finite_stock_too = 0, stock_non_finite = 0, conservative = 0, elastic = 0,
+               non_finite_stock_too = 0, non_finite_stock_diverged = 0, stock_non_finite = 0,
+               stock_diverged = 0, conservative = 0, elastic = 0,
                conservative_gain_worlds = 0, impact_gain_worlds = 0, step_gain_worlds = 0,
                stock_gain_worlds = 0, gyroscopic_worlds = 0, general_impact_gain_worlds = 0,
-               over_budget = 0, failed = 0, impacts = 0, fallbacks = 0;
-  double seconds = 0.0, stock_seconds = 0.0, slowest = 0.0, worst_gyroscopic = 0.0;
+               over_budget = 0, failed = 0, impacts = 0, fallbacks = 0, base_gain_worlds = 0,
+               after_impact_gain_worlds = 0;
+  double seconds = 0.0, stock_seconds = 0.0, slowest = 0.0, worst_gyroscopic = 0.0, worst_base_gain = 0.0;
   std::int64_t slowest_world = -1;
   for (const FuzzWorldResult& r : results) {
     steps += r.steps;
@@ -188,12 +194,18 @@ int main(int argc, char** argv) {
     stock_escapes += r.stock_escaped ? 1 : 0;
     non_finite += r.non_finite ? 1 : 0;
     non_finite_stock_too += r.non_finite && r.stock_non_finite ? 1 : 0;
+    non_finite_stock_diverged += r.non_finite && !r.stock_non_finite && r.stock_diverged() ? 1 : 0;
     stock_non_finite += r.stock_non_finite ? 1 : 0;
+    stock_diverged += r.stock_diverged() ? 1 : 0;
     conservative += r.kind == RandomWorldKind::kConservative ? 1 : 0;
     elastic += r.kind == RandomWorldKind::kElastic ? 1 : 0;
     impact_gain_worlds += r.impact_gains > 0 ? 1 : 0;
     step_gain_worlds += r.step_gains > 0 ? 1 : 0;
-    conservative_gain_worlds += (r.impact_gains > 0 || r.step_gains > 0) ? 1 : 0;
+    after_impact_gain_worlds += r.after_impact_step_gains > 0 ? 1 : 0;
+    base_gain_worlds += r.base_step_gains > 0 ? 1 : 0;
+    worst_base_gain = std::max(worst_base_gain, r.worst_base_step_gain);
+    conservative_gain_worlds +=
+        (r.impact_gains > 0 || r.step_gains > 0 || r.after_impact_step_gains > 0) ? 1 : 0;
     stock_gain_worlds += r.stock_step_gains > 0 ? 1 : 0;
     gyroscopic_worlds += r.gyroscopic_gains > 0 ? 1 : 0;
     worst_gyroscopic = std::max(worst_gyroscopic, r.worst_gyroscopic_gain);
@@ -227,16 +239,22 @@ int main(int argc, char** argv) {
               static_cast<long long>(steps), static_cast<long long>(stock_steps));
   std::printf("  escaped exceptions:          %lld (stock %lld)\n", static_cast<long long>(escapes),
               static_cast<long long>(stock_escapes));
-  std::printf("  non-finite states:           %lld, of which stock also non-finite %lld; ours alone %lld "
-              "(stock non-finite in %lld worlds)\n",
+  std::printf("  non-finite states:           %lld, of which stock also non-finite %lld, stock finite but "
+              "diverged (kinetic energy x%.0e) %lld; ours alone %lld (stock non-finite in %lld worlds, "
+              "diverged in %lld)\n",
               static_cast<long long>(non_finite), static_cast<long long>(non_finite_stock_too),
-              static_cast<long long>(non_finite - non_finite_stock_too),
-              static_cast<long long>(stock_non_finite));
+              simpact::scenes::kStockDivergenceFactor, static_cast<long long>(non_finite_stock_diverged),
+              static_cast<long long>(non_finite - non_finite_stock_too - non_finite_stock_diverged),
+              static_cast<long long>(stock_non_finite), static_cast<long long>(stock_diverged));
   std::printf("  conservative/elastic worlds gaining energy: %lld (impact phase %lld, whole step "
-              "in conservative worlds %lld); stock whole-step gains in %lld conservative worlds\n",
+              "in conservative worlds %lld, the step after an impact %lld); stock whole-step gains in "
+              "%lld conservative worlds\n",
               static_cast<long long>(conservative_gain_worlds),
               static_cast<long long>(impact_gain_worlds), static_cast<long long>(step_gain_worlds),
-              static_cast<long long>(stock_gain_worlds));
+              static_cast<long long>(after_impact_gain_worlds), static_cast<long long>(stock_gain_worlds));
+  std::printf("  conservative worlds gaining on bodies simpact resolved nothing for in that step or the "
+              "last (the base solver's own): %lld (worst %.3g relative in one step)\n",
+              static_cast<long long>(base_gain_worlds), worst_base_gain);
   std::printf("  elastic (anisotropic, gyroscopic term on) worlds gaining beyond the impact phase: "
               "%lld (worst %.3g relative in one step)\n",
               static_cast<long long>(gyroscopic_worlds), worst_gyroscopic);

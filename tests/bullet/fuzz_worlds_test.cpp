@@ -142,7 +142,7 @@ TEST(FuzzWorlds, ShortRunNeverFailsTheHost) {
   FuzzOptions with_stock = options;
   with_stock.run_stock = true;
   int escapes = 0, ours_non_finite = 0, conservative_gains = 0, over_budget = 0;
-  int conservative = 0, impacts = 0, routh_step_gains = 0;
+  int conservative = 0, impacts = 0, base_solver_gains = 0, after_impact_gains = 0;
   for (std::int64_t index = 0; index < kWorlds; ++index) {
     FuzzWorldResult result = run_fuzz_world(kSeed, index, options);
     if (result.non_finite) result = run_fuzz_world(kSeed, index, with_stock);
@@ -153,22 +153,22 @@ TEST(FuzzWorlds, ShortRunNeverFailsTheHost) {
       ADD_FAILURE() << "exception escaped stepSimulation: " << failure_summary(result) << "; "
                     << rerun(index);
     }
-    if (result.non_finite && !result.stock_non_finite) {
+    if (result.ours_alone_non_finite()) {
       ++ours_non_finite;
-      ADD_FAILURE() << "non-finite state (stock stays finite): " << failure_summary(result) << "; "
+      ADD_FAILURE() << "non-finite state (stock stays finite and bounded): " << failure_summary(result) << "; "
                     << rerun(index);
     }
-    // Law routh is inelastic whatever the restitution: its impacts leave
-    // contacts closed, and the base solver then corrects their penetration
-    // in the real velocity (Bullet's Baumgarte term), which can add energy
-    // in the rest of the step, as it does for stock in these worlds. That
-    // whole-step gain is an OPEN defect of issue #10 (tracked in the issue,
-    // not hidden): it is counted and printed here, not asserted. Routh's own
-    // impact phase is held to zero gains like every law.
-    const bool routh = random_world_spec(kSeed, index).law == simpact::bullet::ImpactLaw::kRouth;
-    if (routh && result.impact_gains == 0 && result.step_gains > 0) {
-      ++routh_step_gains;
-    } else if (result.impact_gains > 0 || result.step_gains > 0) {
+    // Gains on bodies simpact resolved nothing for in that step or the one
+    // before are the base solver's own (FuzzWorldResult::base_step_gains:
+    // Bullet's MLCP Lemke, SI's Baumgarte push of a body wedged into a
+    // concave ground): printed, not asserted. Gains in the step after an
+    // impact (after_impact_step_gains: the base solver on contacts law routh
+    // left closed) are an OPEN defect of issue #10: printed here, counted as
+    // failures by the long run. Gains in the impact phase and in the step of
+    // an impact are asserted.
+    base_solver_gains += result.base_step_gains > 0 ? 1 : 0;
+    after_impact_gains += result.after_impact_step_gains > 0 ? 1 : 0;
+    if (result.impact_gains > 0 || result.step_gains > 0) {
       ++conservative_gains;
       ADD_FAILURE() << "energy gain in a conservative world: " << failure_summary(result) << "; "
                     << rerun(index);
@@ -178,13 +178,72 @@ TEST(FuzzWorlds, ShortRunNeverFailsTheHost) {
   EXPECT_EQ(escapes, 0);
   EXPECT_EQ(ours_non_finite, 0);
   EXPECT_EQ(conservative_gains, 0);
-  std::printf("routh worlds whose step (base solver part) gained energy: %d (open, issue #10)\n",
-              routh_step_gains);
+  std::printf("conservative worlds where the base solver alone gained energy: %d; gaining in the step "
+              "after an impact (open, issue #10): %d\n",
+              base_solver_gains, after_impact_gains);
   EXPECT_EQ(over_budget, 0);
   // The run must exercise what it checks.
   EXPECT_GT(conservative, kWorlds / 10);
   EXPECT_GT(impacts, kWorlds);
 }
+
+// Worlds of the long run (demos/fuzz_worlds) that failed before a fix, one
+// per defect, each with what it showed. Each must now pass the harness's
+// checks (FuzzWorldResult::failed) and gain nothing in an impact phase of a
+// general world either. The worlds depend only on (seed, index) and the
+// generator (random_worlds.cpp); if the generator changes, find new
+// reproductions with fuzz_worlds.
+struct FixedWorld {
+  std::uint64_t seed;
+  std::int64_t index;
+  const char* defect;
+  /// Also no gain in the step after an impact (after_impact_step_gains, an
+  /// open defect in general; asserted where it was the world's defect).
+  bool after_impact_too = true;
+};
+
+class FuzzRegression : public ::testing::TestWithParam<FixedWorld> {};
+
+TEST_P(FuzzRegression, FixedWorldStaysFixed) {
+  const FixedWorld& world = GetParam();
+  FuzzOptions options;
+  options.steps = kSteps;
+  const FuzzWorldResult result = run_fuzz_world(world.seed, world.index, options);
+  const bool failed = result.escaped || result.ours_alone_non_finite() || result.impact_gains > 0 ||
+                      result.step_gains > 0 || result.over_budget ||
+                      (world.after_impact_too && result.after_impact_step_gains > 0);
+  EXPECT_FALSE(failed) << world.defect << ": " << failure_summary(result)
+                       << "; rerun: fuzz_worlds --seed " << world.seed << " --only " << world.index;
+  EXPECT_EQ(result.general_impact_gains, 0) << world.defect;
+  EXPECT_GT(result.impacts, 0) << "the world no longer exercises an impact";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LongRunWorlds, FuzzRegression,
+    ::testing::Values(
+        // Law routh over SI, a touching row struck: one Gauss–Seidel sweep of
+        // the position-level separation moved the overlap down the row, and
+        // SI's Baumgarte term then gained 44 % in the next step.
+        FixedWorld{21, 47, "row overlap left by a one-sweep separation"},
+        // Law routh over MLCP Lemke: the single resting point a plastic impact
+        // left (u = 0, no overlap) got an impulse from Lemke that multiplied
+        // the step's kinetic energy by 19.
+        FixedWorld{21, 112, "Lemke on a resolved resting point"},
+        // Anisotropic body turned by the separation under a fixed ω: the
+        // impact report gained 1e-3 (kinetic energy under the new inertia).
+        FixedWorld{21, 355, "separation turned the body, not its spin"},
+        // Law routh over MLCP Lemke: adhesive impulses on the speculative
+        // points of a resolved cluster's manifolds (x2.5 in one step).
+        // (Later, Lemke's gains on the resting contacts the plastic impacts
+        // leave remain: the open after-impact defect, not asserted here.)
+        FixedWorld{7, 1268, "Lemke on speculative points of a resolved cluster", false},
+        // Overconstrained pair (hinge to the world, p2p, fixed, slider, 6dof):
+        // the pass-through joint-violating velocity gained 4 % and 33 % in
+        // impacts through the cross term of a rank-deficient joint metric.
+        FixedWorld{7, 2995, "joint split cross term"}),
+    [](const ::testing::TestParamInfo<FixedWorld>& param_info) {
+      return "seed" + std::to_string(param_info.param.seed) + "_world" + std::to_string(param_info.param.index);
+    });
 
 // The Featherstone variant: fewer, shorter worlds (simpact's multibody
 // step costs ~0.6 ms here): 50 worlds × 60 steps, ~2 s of CPU in Release.

@@ -767,11 +767,18 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
   // Ours. The impact phase's gain of the current step, summed over clusters.
   double step_impact_gain = 0.0;
   int step = 0;
+  // Bodies (world array indices) of the clusters simpact resolved in the
+  // current and the previous step (reports not handed to the base solver):
+  // what an impact leaves behind (an overlap, a closed contact) acts in the
+  // base solve of the next step too.
+  std::vector<int> step_resolved, previous_resolved;
   auto on_impact = [&](const bullet::ImpactReport& report) {
+    if (!report.fallback_to_base)
+      step_resolved.insert(step_resolved.end(), report.body_ids.begin(), report.body_ids.end());
     const double gain = relative_gain(report.energy_before, report.energy_after, tolerance);
     step_impact_gain += std::max(0.0, report.energy_after - report.energy_before);
-    if (gain <= 0.0) return;
-    if (options.verbose) {
+    if (gain <= 0.0 && !options.trace) return;
+    if (options.verbose || options.trace) {
       std::fprintf(stderr,
                    "  step %d: impact gains %.3g relative: law %s, status %d, %zu bodies, %zu "
                    "contacts, R %.3g, energy %.17g -> %.17g, %zu reflections%s%s\n",
@@ -785,6 +792,7 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
                      contact.b != nullptr && contact.b->isStaticOrKinematicObject() ? "fixed" : "dynamic");
       }
     }
+    if (gain <= 0.0) return;
     if (energy_world) {
       ++result.impact_gains;
       result.worst_impact_gain = std::max(result.worst_impact_gain, gain);
@@ -814,9 +822,14 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
   };
   try {
     RandomWorld world(spec, true, on_impact);
+    result.initial_energy = world.kinetic_energy();
     for (step = 0; step < options.steps; ++step) {
       const double before = world.kinetic_energy();
       step_impact_gain = 0.0;
+      previous_resolved.swap(step_resolved);
+      step_resolved.clear();
+      std::vector<double> energies_before;
+      for (const btRigidBody* body : world.bodies()) energies_before.push_back(scenes::kinetic_energy(*body));
       const Clock::time_point start = Clock::now();
       try {
         world.step();
@@ -842,16 +855,48 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
         break;
       }
       const double after = world.kinetic_energy();
+      if (options.trace) std::fprintf(stderr, "  step %d (ours): kinetic energy %.17g -> %.17g\n", step, before, after);
       if (spec.kind == RandomWorldKind::kConservative) {
         const double gain = relative_gain(before, after, tolerance);
+        // Whose is the step's gain: the bodies of the clusters simpact
+        // resolved in this step (ours), else those it resolved in the
+        // previous step (the base solver acting on what the impact left
+        // behind), each when they end the step with more kinetic energy than
+        // they started it with; else the base solver's alone.
+        const auto gained = [&](const std::vector<int>& ids) {
+          double energy_before = 0.0, energy_after = 0.0;
+          bool any = false;
+          for (size_t i = 0; i < world.bodies().size(); ++i) {
+            const btRigidBody* body = world.bodies()[i];
+            if (std::find(ids.begin(), ids.end(), body->getWorldArrayIndex()) == ids.end()) continue;
+            any = true;
+            energy_before += energies_before[i];
+            energy_after += scenes::kinetic_energy(*body);
+          }
+          return any && energy_after > energy_before + tolerance * std::max(before, after);
+        };
+        const bool ours = gained(step_resolved);
+        const bool after_impact = !ours && gained(previous_resolved);
         if (gain > 0.0) {
           if (options.verbose) {
-            std::fprintf(stderr, "  step %d: kinetic energy %.17g -> %.17g (+%.3g relative)\n", step,
-                         before, after, gain);
+            std::fprintf(stderr, "  step %d: kinetic energy %.17g -> %.17g (+%.3g relative)%s\n", step,
+                         before, after, gain,
+                         ours           ? ""
+                         : after_impact ? ", on bodies simpact resolved in the previous step"
+                                        : ", on bodies simpact resolved nothing for (the base solver's)");
           }
-          ++result.step_gains;
-          result.worst_step_gain = std::max(result.worst_step_gain, gain);
-          if (result.first_gain_step < 0) result.first_gain_step = step;
+          if (after_impact) {
+            ++result.after_impact_step_gains;
+            result.worst_step_gain = std::max(result.worst_step_gain, gain);
+            if (result.first_gain_step < 0) result.first_gain_step = step;
+          } else if (!ours) {
+            ++result.base_step_gains;
+            result.worst_base_step_gain = std::max(result.worst_base_step_gain, gain);
+          } else {
+            ++result.step_gains;
+            result.worst_step_gain = std::max(result.worst_step_gain, gain);
+            if (result.first_gain_step < 0) result.first_gain_step = step;
+          }
         }
       } else if (spec.kind == RandomWorldKind::kElastic) {
         const double gain = relative_gain(before + step_impact_gain, after, tolerance);
@@ -892,6 +937,11 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
         result.stock_non_finite = true;
         result.stock_non_finite_step = s;
         break;
+      }
+      result.stock_max_energy = std::max(result.stock_max_energy, world.kinetic_energy());
+      if (options.trace) {
+        std::fprintf(stderr, "  step %d (stock): kinetic energy %.17g -> %.17g\n", s, before,
+                     world.kinetic_energy());
       }
       if (spec.kind == RandomWorldKind::kConservative &&
           relative_gain(before, world.kinetic_energy(), tolerance) > 0.0) {
@@ -1215,14 +1265,18 @@ std::string failure_summary(const FuzzWorldResult& result) {
     out << "non-finite at step " << result.non_finite_step
         << (result.stock_non_finite ? " (stock too, step " : " (stock finite")
         << (result.stock_non_finite ? std::to_string(result.stock_non_finite_step) : std::string())
+        << (!result.stock_non_finite && result.stock_diverged()
+                ? ", but diverged to " + std::to_string(result.stock_max_energy) + " J"
+                : std::string())
         << "); ";
   }
   if (result.impact_gains > 0) {
     out << result.impact_gains << " impact-phase gains (worst " << result.worst_impact_gain
         << " relative, first at step " << result.first_gain_step << "); ";
   }
-  if (result.step_gains > 0) {
-    out << result.step_gains << " step gains (worst " << result.worst_step_gain
+  if (result.step_gains > 0 || result.after_impact_step_gains > 0) {
+    out << result.step_gains << " step gains, " << result.after_impact_step_gains
+        << " in the step after an impact (worst " << result.worst_step_gain
         << " relative; stock gained in " << result.stock_step_gains << " steps); ";
   }
   if (result.over_budget) {
