@@ -535,13 +535,16 @@ TEST_P(EveryConstraint, StruckJointedBoxStaysFiniteKeepsEnergyAndJoint) {
     // when a dynamic partner joins the cluster through the joint).
     EXPECT_NE(std::find(r.body_ids.begin(), r.body_ids.end(), b->getWorldArrayIndex()), r.body_ids.end());
     EXPECT_NE(std::find(r.body_ids.begin(), r.body_ids.end(), sphere->getWorldArrayIndex()), r.body_ids.end());
-    if (c.partner == Partner::kBody && joint->isEnabled())
+    if (c.partner == Partner::kBody && joint->isEnabled()) {
       EXPECT_NE(std::find(r.body_ids.begin(), r.body_ids.end(), a->getWorldArrayIndex()), r.body_ids.end());
+    }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Joints, EveryConstraint, ::testing::ValuesIn(JointCases()),
-                         [](const ::testing::TestParamInfo<JointCase>& info) { return std::string(info.param.name); });
+                         [](const ::testing::TestParamInfo<JointCase>& param_info) {
+                           return std::string(param_info.param.name);
+                         });
 
 }  // namespace
 }  // namespace simpact::bullet

@@ -389,4 +389,31 @@ TEST(Touching, LoopPlacedMultibodyCradle) {
   }
 }
 
+// predict_outcome_sets sees what the step will resolve: the touching pairs
+// of a loop-placed row join the prediction's cluster as they join the step's
+// (before, the prediction held the striker's pair alone while the step
+// resolved the whole row).
+TEST(Touching, PredictionIncludesTheTouchingPairs) {
+  constexpr int kBalls = 6;
+  constexpr double kRadius = 0.05;
+  WorldOptions options = simpact_world();
+  options.simpact.law = simpact::bullet::ImpactLaw::kRouth;
+  BulletWorld world(options);
+  std::vector<btRigidBody*> bodies;
+  for (int i = 0; i < kBalls; ++i)
+    bodies.push_back(world.add_sphere(kRadius, ball(i * 0.1, i == 0 ? 1.0 : 0.0)));
+  ASSERT_GT(largest_gap(bodies, kRadius), 0.0) << "the loop must leave gaps for this test to mean anything";
+  std::vector<simpact::bullet::PredictedImpact> predicted;
+  simpact::RouthSetParameters set;
+  set.samples = 2;
+  for (int step = 0; step < 48 && predicted.empty(); ++step) {
+    predicted = world.impact_solver()->predict_outcome_sets(world.dynamics_world(), btScalar(kStep), set);
+    if (predicted.empty()) world.step(kStep);
+  }
+  ASSERT_EQ(predicted.size(), 1u);
+  EXPECT_EQ(predicted[0].bodies.size(), std::size_t(kBalls)) << "every ball of the row is in the cluster";
+  EXPECT_EQ(predicted[0].contacts.size(), std::size_t(kBalls - 1));
+  EXPECT_STREQ(predicted[0].law, "routh");
+}
+
 }  // namespace

@@ -1343,6 +1343,9 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
   if (!collect_points<true>(s, config_, manifolds.data(), static_cast<int>(manifolds.size()),
                             time_step, rule))
     return predictions;
+  // The touching pairs the step adds (proximity.h), as solveGroup does.
+  add_touching_points(s, config_, manifolds.data(), static_cast<int>(manifolds.size()), time_step,
+                      dispatcher);
   btTypedConstraint** joints = constraints.empty() ? nullptr : constraints.data();
   const int num_joints = static_cast<int>(constraints.size());
   const int n_bodies = build_clusters(s, joints, num_joints);
@@ -1393,6 +1396,18 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
       prediction.set = sampler.approximate(set);
       prediction.sampled = true;
       prediction.message = prediction.set.message;
+      // The step's fallback rule ("Failures"): law routh applies sample 0,
+      // and a sample that does not succeed hands the cluster to the base
+      // solver.
+      if (decision.law == Applied::kRouth) {
+        const FrictionalResult sample0 = sampler.sample(0);
+        if (sample0.status != Status::kSuccess) {
+          prediction.law = kLawBaseSolver;
+          prediction.message += std::string(prediction.message.empty() ? "" : "; ") + "sample 0 ends with " +
+                                to_string(sample0.status) +
+                                ": the step hands this cluster to the base solver with Bullet's restitution";
+        }
+      }
     }
     predictions.push_back(std::move(prediction));
   }

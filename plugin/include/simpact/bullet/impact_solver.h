@@ -488,7 +488,11 @@ class ImpactSolver : public btConstraintSolver {
   /// law the step would apply to it (PredictedImpact::law says which); its
   /// set is the inelastic Routh set with this config's Routh settings and
   /// the step's seed, so with law "routh" sample 0 is the step's outcome
-  /// (with set.epsilon = 0). Side effects: contact points are refreshed
+  /// (with set.epsilon = 0). Touching pairs join the clusters as in the step
+  /// ("Touching means touching"); when sample 0 does not succeed, `law` is
+  /// "base_solver", as the step's fallback ("Failures") would make it. The
+  /// step's other fallbacks (a non-finite outcome, an energy gain through
+  /// the joint split) are not predicted. Side effects: contact points are refreshed
   /// (their m_lifeTime grows), bilateral joints' cached Jacobians are
   /// rebuilt (as the stock solver does in every step). Throws
   /// std::invalid_argument for time_step ≤ 0 or not finite, or bad `set`.
