@@ -48,9 +48,12 @@
 //     the points of manifolds touching a failed cluster (see "Failures"),
 //     which keep Bullet's own restitution. Points the impact left separating
 //     are hidden from it for this call (some base solvers, e.g. MLCP with
-//     btLemkeSolver, would apply adhesive impulses to them), and impacted
-//     points are not pushed out of penetration (that would add energy). It
-//     handles sustained contact, friction, joints and penetration recovery.
+//     btLemkeSolver, would apply adhesive impulses to them); over MLCP bases
+//     so is every point of a cluster without joints whose law handled its
+//     friction, with the non-closing points of its manifolds ("complete"
+//     outcomes, see "Overlaps"). Impacted points are not pushed out of
+//     penetration (that would add energy). It handles sustained contact,
+//     friction, joints and penetration recovery.
 //
 // Restitution of a cluster: the smallest m_combinedRestitution among its
 // contacts approaching faster than the threshold (Bullet's default combiner
@@ -126,6 +129,27 @@
 // the impact's velocities separate them, and a push-out would add potential
 // energy at every bounce.
 //
+// ── Overlaps ────────────────────────────────────────────────────────────────
+// Bullet finds most impact points only after they have penetrated. Overlaps
+// the outcome leaves closed are cleared at position level, Δq = M⁻¹_G Jᵀμ
+// with the least μ ≥ 0 that clears them all (W μ ≥ d, complementarity; the
+// LCP of core/separation.h, W in the cluster's metric), which changes no
+// velocity; a point separating faster than the threshold clears its own. A
+// one-sweep push would move a struck row's overlap to the next pair, and the
+// base solver's Baumgarte term would then turn it into kinetic energy (+44 %
+// in one fuzz world). Bodies keep their velocities while moved; an
+// anisotropic body's kinetic energy then changes by O(|Δθ|) (reports give
+// the energy before the move). Over MLCP bases the outcome of a cluster
+// without joints, whose law handled its friction (Routh) or that has none,
+// is complete: an exact base solve adds nothing at its points in this step,
+// so they and its manifolds' non-closing points are hidden from the base
+// solve. Bullet 3.24's btLemkeSolver inverts the MLCP matrix by Gauss–Jordan
+// without pivoting (its zero-pivot guard is never applied), and on singular
+// matrices (redundant manifold points, factor-locked axes) its impulses are
+// arbitrary: ×19 of a step's energy on one resting point a plastic impact
+// left. SI and NNCG still see those points: their pass removes the law's
+// residual approach and keeps a resting pile at rest.
+//
 // ── Joint-violating velocities ──────────────────────────────────────────────
 // Pre-impact velocities may violate the cluster's bilateral joints (G v + c ≠
 // 0, c the joint rows' terms of static and kinematic partners: drift the
@@ -170,8 +194,14 @@
 // handed to the base solver with Bullet's own restitution (point 5); its
 // report says which cluster (bodies, body_ids, contacts), why (status,
 // message) and which fallback (fallback_to_base, attempted_law), and
-// ImpactSolverStats::fallbacks_to_base counts it. Nothing non-finite is ever
-// written to a body by simpact. An exception from on_impact is caught too
+// ImpactSolverStats::fallbacks_to_base counts it. A cluster whose outcome
+// would raise its kinetic energy (beyond 1e-8 relative, when no moving
+// kinematic partner and no factor make kinetic energy the wrong invariant)
+// fails too, with status energy_gain: the pass-through v_g ("Joint-violating
+// velocities") is M-orthogonal to the law's change only up to the joint
+// metric's rank decisions, and conflicting joints turned that into +4 % and
+// +33 % per impact. Nothing non-finite is ever written to a body by simpact.
+// An exception from on_impact is caught too
 // (ImpactSolverStats::callback_exceptions); the impact it reported stands.
 // Joints: the bilateral rows of every btTypedConstraint (point-to-point,
 // hinge, slider, cone-twist, 6-DoF, 6-DoF spring 2, fixed, gear, hinge 2,

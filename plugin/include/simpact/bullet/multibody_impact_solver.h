@@ -213,8 +213,8 @@
 //     them only after they penetrated: a striker stopped against the row it
 //     struck) is removed at position level in the impact step, as in the
 //     rigid adapter: q ⊕ M⁻¹_G Jᵀμ, μ ≥ 0 the least push with W μ ≥ depth
-//     (W = J M⁻¹_G Jᵀ; an active-set solve, so a push passes along a whole
-//     row of touching bodies; the overlap a point separating at u⁺ clears
+//     (W = J M⁻¹_G Jᵀ; the LCP of core/separation.h, shared with the rigid
+//     adapter, so a push passes along a whole row of touching bodies; the overlap a point separating at u⁺ clears
 //     by itself in the step, u⁺h, is not corrected), applied with Bullet's
 //     own position step
 //     (btMultiBody::stepPositionsMultiDof, unit time) and, for rigid bodies,
