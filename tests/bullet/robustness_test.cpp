@@ -6,6 +6,7 @@
 //
 // Worlds are built here with plain Bullet calls (no scene library), so each
 // test shows exactly the setup a host application would have.
+#include <simpact/bullet/checked_dantzig_solver.h>
 #include <simpact/bullet/impact_solver.h>
 
 #include "bullet/joint_rows.h"
@@ -851,7 +852,9 @@ std::vector<ViolationCase> ViolationCases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Joints, JointViolation, ::testing::ValuesIn(ViolationCases()),
-                         [](const ::testing::TestParamInfo<ViolationCase>& info) { return std::string(info.param.name); });
+                         [](const ::testing::TestParamInfo<ViolationCase>& param_info) {
+                           return std::string(param_info.param.name);
+                         });
 
 }  // namespace
 }  // namespace simpact::bullet
@@ -893,6 +896,51 @@ TEST(InertContacts, FactorLockedCapsuleTakesNoImpulse) {
   // Nothing the impact phase did may have sped the capsule up (the base
   // solver's own contact row may tilt it slightly: no bound on the spin).
   EXPECT_LE(double(body->getLinearVelocity().length()), std::sqrt(1.25) + 1e-6);
+}
+
+// Bullet 3.24's btDantzigSolver checks the caller's starting x against its
+// limit instead of the solution (checked_dantzig_solver.h): an MLCP whose
+// matrix is rounding residue (diagonal 1e-300) comes back "solved" with
+// x = −1e300. CheckedDantzigSolver rejects it, so btMLCPSolver falls back.
+TEST(CheckedDantzig, RejectsTheSolutionStockDantzigAccepts) {
+  const int n = 2;
+  btMatrixXu A(n, n);
+  A.setZero();
+  A.setElem(0, 0, btScalar(1e-300));
+  A.setElem(1, 1, btScalar(1e-300));
+  btVectorXu b(n), lo(n), hi(n);
+  btAlignedObjectArray<int> dependency;
+  dependency.resize(n);
+  for (int i = 0; i < n; ++i) {
+    b[i] = btScalar(-(i + 1));
+    lo[i] = -BT_INFINITY;
+    hi[i] = BT_INFINITY;
+    dependency[i] = -1;
+  }
+  btVectorXu x(n);
+  x.setZero();
+  btDantzigSolver stock;
+  if (sizeof(btScalar) == sizeof(double)) {
+    // In single precision 1e-300 is 0 and Dantzig itself fails: the defect
+    // needs a representable residue.
+    EXPECT_TRUE(stock.solveMLCP(A, b, x, lo, hi, dependency, 10)) << "Bullet's check was fixed upstream?";
+    EXPECT_GT(std::abs(double(x[0])), 1e299);
+  }
+  x.setZero();
+  CheckedDantzigSolver checked;
+  EXPECT_FALSE(checked.solveMLCP(A, b, x, lo, hi, dependency, 10));
+  EXPECT_EQ(x[0], btScalar(0));
+  EXPECT_EQ(x[1], btScalar(0));
+  // A well-posed MLCP (A = I) passes with the stock solution, bit for bit.
+  A.setElem(0, 0, 1);
+  A.setElem(1, 1, 1);
+  x.setZero();
+  ASSERT_TRUE(checked.solveMLCP(A, b, x, lo, hi, dependency, 10));
+  btVectorXu y(n);
+  y.setZero();
+  ASSERT_TRUE(stock.solveMLCP(A, b, y, lo, hi, dependency, 10));
+  EXPECT_EQ(x[0], y[0]);
+  EXPECT_EQ(x[1], y[1]);
 }
 
 }  // namespace

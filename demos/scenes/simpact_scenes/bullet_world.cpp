@@ -1,6 +1,7 @@
 #include "simpact_scenes/bullet_world.h"
 
 #include <BulletDynamics/MLCPSolvers/btDantzigSolver.h>
+#include <simpact/bullet/checked_dantzig_solver.h>
 #include <BulletDynamics/MLCPSolvers/btLemkeSolver.h>
 #include <BulletDynamics/MLCPSolvers/btMLCPSolver.h>
 #include <BulletDynamics/ConstraintSolver/btNNCGConstraintSolver.h>
@@ -41,7 +42,9 @@ std::unique_ptr<btConstraintSolver> make_stock_solver(
     case SolverKind::kStockNncg:
       return std::make_unique<btNNCGConstraintSolver>();
     case SolverKind::kStockMlcpDantzig:
-      mlcp_interface = std::make_unique<btDantzigSolver>();
+      // Bullet's Dantzig with its solution check fixed (checked_dantzig_solver.h):
+      // raw btDantzigSolver applies ±1e300 solutions (fuzz seed 7 world 882).
+      mlcp_interface = std::make_unique<bullet::CheckedDantzigSolver>();
       return std::make_unique<btMLCPSolver>(mlcp_interface.get());
     case SolverKind::kStockMlcpLemke:
       mlcp_interface = std::make_unique<btLemkeSolver>();

@@ -44,7 +44,7 @@ inline constexpr double kStandardGravity = 9.81;
 enum class SolverKind {
   kStockSi,           ///< btSequentialImpulseConstraintSolver
   kStockNncg,         ///< btNNCGConstraintSolver
-  kStockMlcpDantzig,  ///< btMLCPSolver + btDantzigSolver
+  kStockMlcpDantzig,  ///< btMLCPSolver + simpact::bullet::CheckedDantzigSolver (btDantzigSolver, its check fixed)
   kStockMlcpLemke,    ///< btMLCPSolver + btLemkeSolver
   kSimpact,           ///< simpact::bullet::ImpactSolver in front of a stock solver
 };

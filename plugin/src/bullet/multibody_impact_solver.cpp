@@ -1,4 +1,5 @@
 #include <simpact/bullet/multibody_impact_solver.h>
+#include <simpact/bullet/checked_dantzig_solver.h>
 
 #include "bullet/clustering.h"
 #include "bullet/joint_rows.h"
@@ -18,7 +19,6 @@
 #include <BulletDynamics/Featherstone/btMultiBodyDynamicsWorld.h>
 #include <BulletDynamics/Featherstone/btMultiBodyLinkCollider.h>
 #include <BulletDynamics/Featherstone/btMultiBodyMLCPConstraintSolver.h>
-#include <BulletDynamics/MLCPSolvers/btDantzigSolver.h>
 #include <BulletDynamics/MLCPSolvers/btLemkeSolver.h>
 
 #include <algorithm>
@@ -441,7 +441,8 @@ void make_base(Impl& s, MultiBodyBaseSolver kind) {
       s.base = std::make_unique<btMultiBodyConstraintSolver>();
       return;
     case MultiBodyBaseSolver::kMlcpDantzig:
-      s.mlcp = std::make_unique<btDantzigSolver>();
+      // btDantzigSolver with its solution check fixed (checked_dantzig_solver.h).
+      s.mlcp = std::make_unique<CheckedDantzigSolver>();
       break;
     case MultiBodyBaseSolver::kMlcpLemke:
       s.mlcp = std::make_unique<btLemkeSolver>();
