@@ -234,15 +234,17 @@ INSTANTIATE_TEST_SUITE_P(
         FixedWorld{21, 355, "separation turned the body, not its spin"},
         // Law routh over MLCP Lemke: adhesive impulses on the speculative
         // points of a resolved cluster's manifolds (x2.5 in one step).
-        // (Later, Lemke's gains on the resting contacts the plastic impacts
-        // leave remain: the open after-impact defect, not asserted here.)
-        FixedWorld{7, 1268, "Lemke on speculative points of a resolved cluster", false},
+        FixedWorld{7, 1268, "Lemke on speculative points of a resolved cluster"},
+        // MLCP Lemke base, the step after an impact: btLemkeSolver's
+        // solutions that violate the MLCP (checked_mlcp_solvers.h) at the
+        // contacts the impact left, ×8.7 in one step.
+        FixedWorld{2026, 1056, "Lemke's unchecked solution after an impact"},
         // Overconstrained pair (hinge to the world, p2p, fixed, slider, 6dof):
         // the pass-through joint-violating velocity gained 4 % and 33 % in
         // impacts through the cross term of a rank-deficient joint metric.
         FixedWorld{7, 2995, "joint split cross term"},
         // MLCP Dantzig base: btDantzigSolver accepted a ±1e300 solution on
-        // conflicting joints (checked_dantzig_solver.h); the island went
+        // conflicting joints (checked_mlcp_solvers.h); the island went
         // non-finite while stock, on a slightly different path, did not.
         FixedWorld{7, 882, "Dantzig's unchecked solution"},
         FixedWorld{2026, 681, "Dantzig's unchecked solution"}),

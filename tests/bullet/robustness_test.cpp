@@ -6,7 +6,7 @@
 //
 // Worlds are built here with plain Bullet calls (no scene library), so each
 // test shows exactly the setup a host application would have.
-#include <simpact/bullet/checked_dantzig_solver.h>
+#include <simpact/bullet/checked_mlcp_solvers.h>
 #include <simpact/bullet/impact_solver.h>
 
 #include "bullet/joint_rows.h"
@@ -30,6 +30,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <random>
 #include <vector>
 
 namespace simpact::bullet {
@@ -899,7 +900,7 @@ TEST(InertContacts, FactorLockedCapsuleTakesNoImpulse) {
 }
 
 // Bullet 3.24's btDantzigSolver checks the caller's starting x against its
-// limit instead of the solution (checked_dantzig_solver.h): an MLCP whose
+// limit instead of the solution (checked_mlcp_solvers.h): an MLCP whose
 // matrix is rounding residue (diagonal 1e-300) comes back "solved" with
 // x = −1e300. CheckedDantzigSolver rejects it, so btMLCPSolver falls back.
 TEST(CheckedDantzig, RejectsTheSolutionStockDantzigAccepts) {
@@ -941,6 +942,63 @@ TEST(CheckedDantzig, RejectsTheSolutionStockDantzigAccepts) {
   ASSERT_TRUE(stock.solveMLCP(A, b, y, lo, hi, dependency, 10));
   EXPECT_EQ(x[0], y[0]);
   EXPECT_EQ(x[1], y[1]);
+}
+
+// btLemkeSolver reports success for solutions that violate the MLCP
+// (checked_mlcp_solvers.h). On random one-body contact MLCPs (rows of
+// normal + two zero-friction tangents, A = J Jᵀ), CheckedLemkeSolver returns
+// only solutions that satisfy the MLCP, rejects some raw Lemke accepted, and
+// returns the accepted ones bit for bit; Dantzig's solutions (dependency-free
+// bounds here) all pass the same check, so the check is not too strict.
+TEST(CheckedLemke, ReturnsOnlySolutionsOfTheMlcp) {
+  std::mt19937_64 rng(20261124);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  int rejected = 0, accepted = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = 3 * (1 + trial % 3);
+    constexpr int kDofs = 6;
+    std::vector<double> J(static_cast<size_t>(n * kDofs));
+    for (double& v : J) v = unit(rng);
+    btMatrixXu A(n, n);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        double sum = 0.0;
+        for (int c = 0; c < kDofs; ++c) sum += J[size_t(i * kDofs + c)] * J[size_t(j * kDofs + c)];
+        A.setElem(i, j, btScalar(sum));
+      }
+    btVectorXu b(n), lo(n), hi(n);
+    btAlignedObjectArray<int> dependency;
+    dependency.resize(n);
+    for (int i = 0; i < n; ++i) {
+      b[i] = btScalar(unit(rng));
+      lo[i] = 0;
+      hi[i] = i % 3 == 0 ? BT_INFINITY : btScalar(0);
+      dependency[i] = -1;
+    }
+    btVectorXu raw(n), checked(n), dantzig(n);
+    raw.setZero();
+    checked.setZero();
+    dantzig.setZero();
+    btLemkeSolver stock;
+    CheckedLemkeSolver lemke;
+    btDantzigSolver reference;
+    const bool raw_ok = stock.solveMLCP(A, b, raw, lo, hi, dependency, 10);
+    const bool checked_ok = lemke.solveMLCP(A, b, checked, lo, hi, dependency, 10);
+    if (reference.solveMLCP(A, b, dantzig, lo, hi, dependency, 10)) {
+      EXPECT_TRUE(mlcp_solution_holds(A, b, dantzig, lo, hi, kMlcpResidualTolerance)) << "trial " << trial;
+    }
+    if (checked_ok) {
+      ++accepted;
+      EXPECT_TRUE(mlcp_solution_holds(A, b, checked, lo, hi, kMlcpResidualTolerance)) << "trial " << trial;
+      for (int i = 0; i < n; ++i) EXPECT_EQ(checked[i], raw[i]) << "trial " << trial;
+    } else if (raw_ok) {
+      ++rejected;
+      for (int i = 0; i < n; ++i) EXPECT_EQ(checked[i], btScalar(0));
+    }
+  }
+  // Both outcomes occur: the check is exercised both ways.
+  EXPECT_GT(rejected, 10);
+  EXPECT_GT(accepted, 10);
 }
 
 }  // namespace

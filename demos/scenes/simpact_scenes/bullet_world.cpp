@@ -1,7 +1,7 @@
 #include "simpact_scenes/bullet_world.h"
 
 #include <BulletDynamics/MLCPSolvers/btDantzigSolver.h>
-#include <simpact/bullet/checked_dantzig_solver.h>
+#include <simpact/bullet/checked_mlcp_solvers.h>
 #include <BulletDynamics/MLCPSolvers/btLemkeSolver.h>
 #include <BulletDynamics/MLCPSolvers/btMLCPSolver.h>
 #include <BulletDynamics/ConstraintSolver/btNNCGConstraintSolver.h>
@@ -42,12 +42,13 @@ std::unique_ptr<btConstraintSolver> make_stock_solver(
     case SolverKind::kStockNncg:
       return std::make_unique<btNNCGConstraintSolver>();
     case SolverKind::kStockMlcpDantzig:
-      // Bullet's Dantzig with its solution check fixed (checked_dantzig_solver.h):
-      // raw btDantzigSolver applies ±1e300 solutions (fuzz seed 7 world 882).
+      // Bullet's MLCP solvers with the checks they lack (checked_mlcp_solvers.h):
+      // raw btDantzigSolver applies ±1e300 solutions (fuzz seed 7 world 882),
+      // raw btLemkeSolver solutions that violate the MLCP.
       mlcp_interface = std::make_unique<bullet::CheckedDantzigSolver>();
       return std::make_unique<btMLCPSolver>(mlcp_interface.get());
     case SolverKind::kStockMlcpLemke:
-      mlcp_interface = std::make_unique<btLemkeSolver>();
+      mlcp_interface = std::make_unique<bullet::CheckedLemkeSolver>();
       return std::make_unique<btMLCPSolver>(mlcp_interface.get());
     case SolverKind::kSimpact:
       break;

@@ -44,8 +44,11 @@ inline constexpr double kStandardGravity = 9.81;
 enum class SolverKind {
   kStockSi,           ///< btSequentialImpulseConstraintSolver
   kStockNncg,         ///< btNNCGConstraintSolver
-  kStockMlcpDantzig,  ///< btMLCPSolver + simpact::bullet::CheckedDantzigSolver (btDantzigSolver, its check fixed)
-  kStockMlcpLemke,    ///< btMLCPSolver + btLemkeSolver
+  /// btMLCPSolver + simpact::bullet::CheckedDantzigSolver / CheckedLemkeSolver:
+  /// Bullet's MLCP solvers with the solution checks they lack
+  /// (checked_mlcp_solvers.h; a rejected solve falls back to SI).
+  kStockMlcpDantzig,
+  kStockMlcpLemke,
   kSimpact,           ///< simpact::bullet::ImpactSolver in front of a stock solver
 };
 

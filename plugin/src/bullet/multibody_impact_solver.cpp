@@ -1,5 +1,5 @@
 #include <simpact/bullet/multibody_impact_solver.h>
-#include <simpact/bullet/checked_dantzig_solver.h>
+#include <simpact/bullet/checked_mlcp_solvers.h>
 
 #include "bullet/clustering.h"
 #include "bullet/joint_rows.h"
@@ -19,7 +19,6 @@
 #include <BulletDynamics/Featherstone/btMultiBodyDynamicsWorld.h>
 #include <BulletDynamics/Featherstone/btMultiBodyLinkCollider.h>
 #include <BulletDynamics/Featherstone/btMultiBodyMLCPConstraintSolver.h>
-#include <BulletDynamics/MLCPSolvers/btLemkeSolver.h>
 
 #include <algorithm>
 #include <cmath>
@@ -441,11 +440,11 @@ void make_base(Impl& s, MultiBodyBaseSolver kind) {
       s.base = std::make_unique<btMultiBodyConstraintSolver>();
       return;
     case MultiBodyBaseSolver::kMlcpDantzig:
-      // btDantzigSolver with its solution check fixed (checked_dantzig_solver.h).
+      // Bullet's MLCP solvers with the checks they lack (checked_mlcp_solvers.h).
       s.mlcp = std::make_unique<CheckedDantzigSolver>();
       break;
     case MultiBodyBaseSolver::kMlcpLemke:
-      s.mlcp = std::make_unique<btLemkeSolver>();
+      s.mlcp = std::make_unique<CheckedLemkeSolver>();
       break;
   }
   s.base = std::make_unique<btMultiBodyMLCPConstraintSolver>(s.mlcp.get());
