@@ -2,6 +2,7 @@
 
 #include <BulletDynamics/MLCPSolvers/btDantzigSolver.h>
 #include <simpact/bullet/checked_mlcp_solvers.h>
+#include <simpact/bullet/impulse_nncg_solver.h>
 #include <BulletDynamics/MLCPSolvers/btLemkeSolver.h>
 #include <BulletDynamics/MLCPSolvers/btMLCPSolver.h>
 #include <BulletDynamics/ConstraintSolver/btNNCGConstraintSolver.h>
@@ -40,7 +41,10 @@ std::unique_ptr<btConstraintSolver> make_stock_solver(
     case SolverKind::kStockSi:
       return std::make_unique<btSequentialImpulseConstraintSolver>();
     case SolverKind::kStockNncg:
-      return std::make_unique<btNNCGConstraintSolver>();
+      // Bullet's NNCG with its conjugate direction in impulses
+      // (impulse_nncg_solver.h): the stock one adds velocity residuals as
+      // impulses and sends joint-bound worlds to ±inf (fuzz seed 2026 world 3218).
+      return std::make_unique<bullet::ImpulseNNCGConstraintSolver>();
     case SolverKind::kStockMlcpDantzig:
       // Bullet's MLCP solvers with the checks they lack (checked_mlcp_solvers.h):
       // raw btDantzigSolver applies ±1e300 solutions (fuzz seed 7 world 882),

@@ -43,7 +43,9 @@ inline constexpr double kStandardGravity = 9.81;
 
 enum class SolverKind {
   kStockSi,           ///< btSequentialImpulseConstraintSolver
-  kStockNncg,         ///< btNNCGConstraintSolver
+  /// simpact::bullet::ImpulseNNCGConstraintSolver: btNNCGConstraintSolver
+  /// with its conjugate direction in impulse units (impulse_nncg_solver.h).
+  kStockNncg,
   /// btMLCPSolver + simpact::bullet::CheckedDantzigSolver / CheckedLemkeSolver:
   /// Bullet's MLCP solvers with the solution checks they lack
   /// (checked_mlcp_solvers.h; a rejected solve falls back to SI).
