@@ -771,10 +771,12 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
   // current and the previous step (reports not handed to the base solver):
   // what an impact leaves behind (an overlap, a closed contact) acts in the
   // base solve of the next step too.
-  std::vector<int> step_resolved, previous_resolved;
+  // Bodies of clusters handed to the base solver in the current step: that
+  // step is the base solver's on them, whatever the previous one was.
+  std::vector<int> step_resolved, previous_resolved, step_handed_over;
   auto on_impact = [&](const bullet::ImpactReport& report) {
-    if (!report.fallback_to_base)
-      step_resolved.insert(step_resolved.end(), report.body_ids.begin(), report.body_ids.end());
+    std::vector<int>& into = report.fallback_to_base ? step_handed_over : step_resolved;
+    into.insert(into.end(), report.body_ids.begin(), report.body_ids.end());
     const double gain = relative_gain(report.energy_before, report.energy_after, tolerance);
     step_impact_gain += std::max(0.0, report.energy_after - report.energy_before);
     if (gain <= 0.0 && !options.trace) return;
@@ -828,6 +830,7 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
       step_impact_gain = 0.0;
       previous_resolved.swap(step_resolved);
       step_resolved.clear();
+      step_handed_over.clear();
       std::vector<double> energies_before;
       for (const btRigidBody* body : world.bodies()) energies_before.push_back(scenes::kinetic_energy(*body));
       const Clock::time_point start = Clock::now();
@@ -868,7 +871,11 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
           bool any = false;
           for (size_t i = 0; i < world.bodies().size(); ++i) {
             const btRigidBody* body = world.bodies()[i];
-            if (std::find(ids.begin(), ids.end(), body->getWorldArrayIndex()) == ids.end()) continue;
+            const int id = body->getWorldArrayIndex();
+            if (std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
+            if (&ids == &previous_resolved &&
+                std::find(step_handed_over.begin(), step_handed_over.end(), id) != step_handed_over.end())
+              continue;
             any = true;
             energy_before += energies_before[i];
             energy_after += scenes::kinetic_energy(*body);

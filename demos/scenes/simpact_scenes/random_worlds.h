@@ -266,10 +266,10 @@ struct FuzzWorldResult {
   /// energy than they started it with (ours).
   int step_gains = 0;
   /// kConservative: the same for the bodies simpact resolved in the step
-  /// before (and not in this one): the base solver acting on what the impact
-  /// left behind — contacts a plastic law (routh) left closed, on which
-  /// Bullet's MLCP Lemke returns energy-adding impulses and SI's Baumgarte
-  /// term pushes out the small overlap rotation creates. Ours too.
+  /// before (and neither resolved nor handed to the base solver in this
+  /// one): the base solver acting on what the impact left behind — contacts
+  /// a plastic law (routh) left closed, whose small overlap (turning bodies
+  /// create it) SI's and NNCG's Baumgarte term pushes out. Ours too.
   int after_impact_step_gains = 0;
   double worst_step_gain = 0.0;  ///< of both
   /// kConservative: the other steps whose kinetic energy grew — on bodies
