@@ -6,10 +6,11 @@
 //
 //   fuzz_worlds --worlds N --seed S [--steps K] [--threads T] [--only I]
 //               [--max-bodies B] [--max-joints J] [--step-budget SECONDS]
-//               [--no-stock] [--quiet] [--verbose] [--trace] [--multibody]
+//               [--no-stock] [--quiet] [--verbose] [--trace] [--split-all] [--multibody]
 //
 // --trace prints every impact report and every step's kinetic energy, ours
-// and stock (for --only runs).
+// and stock (for --only runs). --split-all runs simpact with
+// ImpactSolverConfig::split_impulse_for_all_penetrations.
 // --multibody runs the Featherstone variant (random_multibody_spec:
 // MultiBodyImpactSolver against btMultiBodyConstraintSolver); there every
 // impact report that gains energy is a failure.
@@ -60,7 +61,7 @@ struct Arguments {
   std::cerr << "fuzz_worlds: " << problem << "\n"
             << "usage: fuzz_worlds --worlds N --seed S [--steps K] [--threads T] [--only I]\n"
             << "                   [--max-bodies B] [--max-joints J] [--step-budget SECONDS]\n"
-            << "                   [--no-stock] [--quiet] [--verbose] [--trace] [--multibody]\n";
+            << "                   [--no-stock] [--quiet] [--verbose] [--trace] [--split-all] [--multibody]\n";
   std::exit(2);
 }
 
@@ -110,6 +111,8 @@ Arguments parse(int argc, char** argv) {
       args.fuzz.verbose = true;
     } else if (flag == "--trace") {
       args.fuzz.trace = true;
+    } else if (flag == "--split-all") {
+      args.fuzz.split_all = true;
     } else if (flag == "--quiet") {
       args.quiet = true;
     } else {
@@ -224,12 +227,12 @@ int main(int argc, char** argv) {
   const double us_per_step = steps > 0 ? 1e6 * seconds / double(steps) : 0.0;
   const double stock_us_per_step = stock_steps > 0 ? 1e6 * stock_seconds / double(stock_steps) : 0.0;
   std::printf("fuzz_worlds%s: seed %llu, %lld worlds (%lld conservative, %lld elastic), %d steps each, "
-              "%d thread(s), %s precision, %.1f s\n",
+              "%d thread(s), %s precision%s, %.1f s\n",
               args.multibody ? " --multibody" : "", static_cast<unsigned long long>(args.seed),
               static_cast<long long>(results.size()),
               static_cast<long long>(conservative), static_cast<long long>(elastic),
               args.fuzz.steps, args.threads, sizeof(btScalar) == sizeof(double) ? "double" : "single",
-              wall);
+              args.fuzz.split_all ? ", split impulse for all penetrations" : "", wall);
   if (!args.multibody) {
     std::printf("  (conservative worlds: isotropic inertia, BT_ENABLE_GYROSCOPIC_FORCE_IMPLICIT_BODY on as Bullet\n"
                 "   sets it, its term w x Iw zero there up to rounding; elastic worlds: anisotropic inertia, flag on,\n"

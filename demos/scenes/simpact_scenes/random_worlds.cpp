@@ -444,7 +444,7 @@ std::string describe(const RandomWorldSpec& spec) {
 // ── RandomWorld ─────────────────────────────────────────────────────────────
 
 RandomWorld::RandomWorld(const RandomWorldSpec& spec, bool simpact,
-                         std::function<void(const bullet::ImpactReport&)> on_impact)
+                         std::function<void(const bullet::ImpactReport&)> on_impact, bool split_all)
     : spec_(spec) {
   WorldOptions options;
   options.solver = simpact ? SolverKind::kSimpact : spec.base;
@@ -452,6 +452,7 @@ RandomWorld::RandomWorld(const RandomWorldSpec& spec, bool simpact,
   options.simpact.law = spec.law;
   options.simpact.seed = mix(spec.seed, std::uint64_t(spec.index));
   options.simpact.on_impact = std::move(on_impact);
+  options.simpact.split_impulse_for_all_penetrations = split_all;
   options.gravity = spec.gravity;
   world_ = std::make_unique<BulletWorld>(options);
 
@@ -823,7 +824,7 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
     }
   };
   try {
-    RandomWorld world(spec, true, on_impact);
+    RandomWorld world(spec, true, on_impact, options.split_all);
     result.initial_energy = world.kinetic_energy();
     for (step = 0; step < options.steps; ++step) {
       const double before = world.kinetic_energy();

@@ -164,8 +164,10 @@ std::string describe(const RandomWorldSpec& spec);
 class RandomWorld {
  public:
   /// `on_impact` (simpact only) is installed as ImpactSolverConfig::on_impact.
+  /// `split_all`: ImpactSolverConfig::split_impulse_for_all_penetrations
+  /// for the simpact run (off, the default, as users get it).
   RandomWorld(const RandomWorldSpec& spec, bool simpact,
-              std::function<void(const bullet::ImpactReport&)> on_impact = {});
+              std::function<void(const bullet::ImpactReport&)> on_impact = {}, bool split_all = false);
   ~RandomWorld();
   RandomWorld(const RandomWorld&) = delete;
   RandomWorld& operator=(const RandomWorld&) = delete;
@@ -239,6 +241,10 @@ struct FuzzOptions {
   /// Print every impact report and every step's kinetic energy, ours and
   /// stock, to stderr (implies verbose; for --only runs).
   bool trace = false;
+  /// Run simpact with ImpactSolverConfig::split_impulse_for_all_penetrations
+  /// (the base solver then corrects every penetration by split impulse,
+  /// never in the real velocity).
+  bool split_all = false;
 };
 
 /// What one world did. "Ours": simpact in front of spec.base; "stock":
