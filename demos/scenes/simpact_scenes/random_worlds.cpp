@@ -826,14 +826,17 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
   try {
     RandomWorld world(spec, true, on_impact, options.split_all);
     result.initial_energy = world.kinetic_energy();
+    std::vector<double> energies_before;  // per body, at the start of the step
     for (step = 0; step < options.steps; ++step) {
       const double before = world.kinetic_energy();
       step_impact_gain = 0.0;
       previous_resolved.swap(step_resolved);
       step_resolved.clear();
       step_handed_over.clear();
-      std::vector<double> energies_before;
-      for (const btRigidBody* body : world.bodies()) energies_before.push_back(scenes::kinetic_energy(*body));
+      if (spec.kind == RandomWorldKind::kConservative) {  // for the attribution of a gain, below
+        energies_before.clear();
+        for (const btRigidBody* body : world.bodies()) energies_before.push_back(scenes::kinetic_energy(*body));
+      }
       const Clock::time_point start = Clock::now();
       try {
         world.step();
@@ -867,24 +870,25 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
         // previous step (the base solver acting on what the impact left
         // behind), each when they end the step with more kinetic energy than
         // they started it with; else the base solver's alone.
-        const auto gained = [&](const std::vector<int>& ids) {
+        const auto contains = [](const std::vector<int>& ids, int id) {
+          return std::find(ids.begin(), ids.end(), id) != ids.end();
+        };
+        // Whether the bodies in `ids` and not in `except` gained.
+        const auto gained = [&](const std::vector<int>& ids, const std::vector<int>& except) {
           double energy_before = 0.0, energy_after = 0.0;
           bool any = false;
           for (size_t i = 0; i < world.bodies().size(); ++i) {
             const btRigidBody* body = world.bodies()[i];
             const int id = body->getWorldArrayIndex();
-            if (std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
-            if (&ids == &previous_resolved &&
-                std::find(step_handed_over.begin(), step_handed_over.end(), id) != step_handed_over.end())
-              continue;
+            if (!contains(ids, id) || contains(except, id)) continue;
             any = true;
             energy_before += energies_before[i];
             energy_after += scenes::kinetic_energy(*body);
           }
           return any && energy_after > energy_before + tolerance * std::max(before, after);
         };
-        const bool ours = gained(step_resolved);
-        const bool after_impact = !ours && gained(previous_resolved);
+        const bool ours = gained(step_resolved, {});
+        const bool after_impact = !ours && gained(previous_resolved, step_handed_over);
         if (gain > 0.0) {
           if (options.verbose) {
             std::fprintf(stderr, "  step %d: kinetic energy %.17g -> %.17g (+%.3g relative)%s\n", step,
@@ -946,13 +950,10 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
         result.stock_non_finite_step = s;
         break;
       }
-      result.stock_max_energy = std::max(result.stock_max_energy, world.kinetic_energy());
-      if (options.trace) {
-        std::fprintf(stderr, "  step %d (stock): kinetic energy %.17g -> %.17g\n", s, before,
-                     world.kinetic_energy());
-      }
-      if (spec.kind == RandomWorldKind::kConservative &&
-          relative_gain(before, world.kinetic_energy(), tolerance) > 0.0) {
+      const double after = world.kinetic_energy();
+      result.stock_max_energy = std::max(result.stock_max_energy, after);
+      if (options.trace) std::fprintf(stderr, "  step %d (stock): kinetic energy %.17g -> %.17g\n", s, before, after);
+      if (spec.kind == RandomWorldKind::kConservative && relative_gain(before, after, tolerance) > 0.0) {
         ++result.stock_step_gains;
       }
       if (result.stock_seconds > options.world_budget_seconds) break;

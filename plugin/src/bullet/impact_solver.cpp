@@ -3,6 +3,7 @@
 #include "bullet/clustering.h"
 #include "bullet/joint_rows.h"
 #include "bullet/proximity.h"
+#include "core/outcome_check.h"
 #include "core/separation.h"
 
 #include <Eigen/Geometry>
@@ -259,6 +260,30 @@ namespace {
 
 using Impl = ImpactSolver::Impl;
 
+// Relative normal velocity n·(v_a(p_a) − v_b(p_b)) of a contact point
+// (> 0 separating), with the material point velocities `at(body, point)`
+// gives: as they are, as the step will see them, or with this step's forces.
+template <class PointVelocity>
+double relative_normal_velocity(const btManifoldPoint& p, const btRigidBody* a, const btRigidBody* b,
+                                PointVelocity at) {
+  return to_eigen(p.m_normalWorldOnB).dot(at(a, p.getPositionWorldOnA()) - at(b, p.getPositionWorldOnB()));
+}
+
+// Point c of `manifold` as a candidate point of the batch, at relative
+// normal velocity u.
+Impl::Point manifold_point(btPersistentManifold* manifold, int c, double u) {
+  Impl::Point point;
+  point.manifold = manifold;
+  point.index = c;
+  point.point = &manifold->getContactPoint(c);
+  point.object_a = manifold->getBody0();
+  point.object_b = manifold->getBody1();
+  point.body_a = btRigidBody::upcast(point.object_a);
+  point.body_b = btRigidBody::upcast(point.object_b);
+  point.u = u;
+  return point;
+}
+
 // 1. Candidate points of a batch: touching, or closing within this step.
 // Returns whether one of them strikes: approaches faster than the impact
 // threshold with a law that resolves it (`strikes_if`). In a prediction
@@ -281,15 +306,11 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
     if (!is_dynamic(body_a) && !is_dynamic(body_b)) continue;
     for (int c = 0; c < manifold->getNumContacts(); ++c) {
       btManifoldPoint& p = manifold->getContactPoint(c);
-      const Eigen::Vector3d n = to_eigen(p.m_normalWorldOnB);
-      double u;
-      if constexpr (kPredict) {
-        u = n.dot(predicted_point_velocity(body_a, p.getPositionWorldOnA(), time_step) -
-                  predicted_point_velocity(body_b, p.getPositionWorldOnB(), time_step));
-      } else {
-        u = n.dot(point_velocity(body_a, p.getPositionWorldOnA()) -
-                  point_velocity(body_b, p.getPositionWorldOnB()));
-      }
+      const auto velocity = [&](const btRigidBody* body, const btVector3& at) {
+        if constexpr (kPredict) return predicted_point_velocity(body, at, time_step);
+        return point_velocity(body, at);
+      };
+      const double u = relative_normal_velocity(p, body_a, body_b, velocity);
       const double gap = double(p.getDistance());
       const double threshold = impact_threshold(config, largest_gravity({body_a, body_b}), h);
       // A point already separating faster than the threshold yet still
@@ -305,16 +326,7 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
                    (u < -threshold &&
                     (p.m_combinedRestitution > 0 || rule.plastic ||
                      (rule.frictional && p.m_combinedFriction > 0)));
-      Impl::Point point;
-      point.manifold = manifold;
-      point.index = c;
-      point.point = &p;
-      point.object_a = manifold->getBody0();
-      point.object_b = manifold->getBody1();
-      point.body_a = body_a;
-      point.body_b = body_b;
-      point.u = u;
-      s.points.push_back(point);
+      s.points.push_back(manifold_point(manifold, c, u));
     }
   }
   return any_strike;
@@ -633,16 +645,15 @@ void move_body(btRigidBody& body, const Vector6& delta) {
 
 /// The largest turn [rad] the position-level separation may give a body of
 /// a cluster bound by joints (apply_outcome): the joint drift it leaves is
-/// then below ½·0.05² =
-/// 1.25e-3 of the lever arm, and a genuine overlap of a few millimetres at a
-/// lever of centimetres or more needs less.
+/// then below ½·0.05² = 1.25e-3 of the lever arm, and a genuine overlap of a
+/// few millimetres at a lever of centimetres or more needs less.
 constexpr double kSeparationMaxRotation = 0.05;
 
 // Writes v⁺ (`after`) back as v + (v⁺ − v*), hides the points it leaves
 // separating (all of them when the outcome is `complete`) from the base
 // solver and separates the ones it leaves overlapping at position level
-// (core/separation.h). Returns false, writing
-// nothing, when a velocity or displacement it would write is not finite.
+// (core/separation.h). Returns false, writing nothing, when a velocity or
+// displacement it would write is not finite.
 bool apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<int>& ids,
                    const Eigen::VectorXd& after, double threshold, double h, bool complete) {
   const Impl::Rows& rows = s.rows;
@@ -715,9 +726,9 @@ ImpactReport::Contact report_contact(const Impl::Point& p, double approach_speed
 /// under the propagative law measured a gain of ~1e-7), so the fraction is
 /// at least 1000 ε of btScalar (1.2e-4 in float; 2.2e-13 < 1e-8 in double).
 /// It catches the cross term of the pass-through v_g (+4 %, +33 %).
-constexpr double kOutcomeEnergyGainFraction = 1e-8;  // = core's kOutcomeEnergyTolerance
 const double kClusterEnergyGainTolerance =
-    std::max(kOutcomeEnergyGainFraction, 1e3 * double(std::numeric_limits<btScalar>::epsilon()));
+    std::max(simpact::internal::kOutcomeEnergyTolerance,
+             1e3 * double(std::numeric_limits<btScalar>::epsilon()));
 
 /// Whether kinetic energy is what the cluster's impact may not increase: no
 /// partner moves (a moving kinematic or static body is infinitely massive
@@ -789,25 +800,16 @@ void hide_speculative_points(Impl& s, double touch_tolerance, double h) {
     const int ca = cluster_of(a), cb = cluster_of(b);
     const bool within = (ca >= 0 && (cb == ca || cb == -2)) || (cb >= 0 && ca == -2);
     if (!within) continue;
-    const btRigidBody* body_a = btRigidBody::upcast(a);
-    const btRigidBody* body_b = btRigidBody::upcast(b);
     for (int c = 0; c < manifold->getNumContacts(); ++c) {
-      btManifoldPoint& p = manifold->getContactPoint(c);
+      const btManifoldPoint& p = manifold->getContactPoint(c);
       if (collected.count(&p) != 0) continue;
-      const double u = to_eigen(p.m_normalWorldOnB)
-                           .dot(velocity_with_forces(body_a, p.getPositionWorldOnA(), btScalar(h)) -
-                                velocity_with_forces(body_b, p.getPositionWorldOnB(), btScalar(h)));
+      const auto with_forces = [&](const btRigidBody* body, const btVector3& at) {
+        return velocity_with_forces(body, at, btScalar(h));
+      };
+      const double u =
+          relative_normal_velocity(p, btRigidBody::upcast(a), btRigidBody::upcast(b), with_forces);
       if (!(double(p.getDistance()) + std::min(0.0, u) * h > touch_tolerance)) continue;
-      Impl::Point point;
-      point.manifold = manifold;
-      point.index = c;
-      point.point = &p;
-      point.object_a = a;
-      point.object_b = b;
-      point.body_a = body_a;
-      point.body_b = body_b;
-      point.u = u;
-      s.points.push_back(point);
+      s.points.push_back(manifold_point(manifold, c, u));
       s.hidden.push_back(static_cast<int>(s.points.size()) - 1);
     }
   }
@@ -849,9 +851,7 @@ void add_touching_points(Impl& s, const ImpactSolverConfig& config, btPersistent
     point.object_b = touch.object_b;
     point.body_a = btRigidBody::upcast(touch.object_a);
     point.body_b = btRigidBody::upcast(touch.object_b);
-    point.u = to_eigen(touch.point.m_normalWorldOnB)
-                  .dot(point_velocity(point.body_a, touch.point.getPositionWorldOnA()) -
-                       point_velocity(point.body_b, touch.point.getPositionWorldOnB()));
+    point.u = relative_normal_velocity(touch.point, point.body_a, point.body_b, point_velocity);
     s.points.push_back(point);
   }
 }
@@ -1167,8 +1167,8 @@ void resolve_cluster_safely(Impl& s, const ImpactSolverConfig& config, ImpactSol
 // Points an impact resolved that carry no force during the rest of this step
 // (apply_outcome): the ones it left separating faster than the impact
 // threshold, and, over MLCP bases (Impl::hide_complete), every point of a
-// cluster without joints — its outcome
-// already holds this step's forces (v* is mid-step) and leaves each point
+// cluster without joints — its outcome already holds this step's forces (v*
+// is mid-step) and leaves each point
 // separating or at rest, with its overlap cleared at position level, so an
 // exact base solve would add nothing there. Some base solvers still act on
 // them: Bullet's btMLCPSolver with btLemkeSolver returns adhesive impulses
