@@ -247,6 +247,16 @@ struct ImpactSolver::Impl {
   std::uint64_t impact_counter = 0;
   std::uint64_t steps = 0;  // allSolved calls: the Routh seeds' step count
   internal::TouchingPoints touching;  // synthetic points of this batch (proximity.h)
+  // Body pairs (lower address first) of the contacts an impact left closed
+  // (apply_outcome): recorded during this step (`rested_next`) and, sorted,
+  // those of the last step (`rested`), whose overlaps this step clears at
+  // position level (separate_rested_overlaps). Addresses are compared,
+  // never dereferenced: a pair whose object was deleted matches nothing, or
+  // at worst a new object at the same address for one step.
+  using BodyPair = std::pair<const btCollisionObject*, const btCollisionObject*>;
+  std::vector<BodyPair> rested, rested_next;
+  std::vector<char> resolved;  // per body: in a cluster an impact resolved in this call
+  internal::Clusters rested_clusters;
 
   int index_of(const btRigidBody* body) {
     if (!is_dynamic(body)) return -1;
@@ -649,6 +659,34 @@ void move_body(btRigidBody& body, const Vector6& delta) {
 /// few millimetres at a lever of centimetres or more needs less.
 constexpr double kSeparationMaxRotation = 0.05;
 
+// The position-level push that clears the overlaps `depth` (m, ≥ 0 to
+// clear) of the rows s.rows: Δq = M⁻¹ Jᵀ μ (core/separation.h), in the
+// metric of the rows (joint-constrained when joints bind them). May be
+// non-finite; the callers check before they move a body.
+// Δq = M⁻¹_G Jᵀ μ keeps the joints (G Δq = 0) only to first order in the
+// bodies' turns; the drift grows as ½|Δθ|² times the lever arm. A contact
+// that joints or factors leave almost immobile — a tiny effective inverse
+// mass, yet above the inert cut — needs a huge μ, and Δq then turns bodies
+// by radians and drags their partners by metres: the joints break and the
+// base solver's joint correction turns the break into kinetic energy
+// (fuzz_worlds seed 2026 world 2370: 7e3 → 9.5e4 J in one step, then
+// non-finite). In a cluster bound by joints the push is scaled down so no
+// body turns more than kSeparationMaxRotation; the overlap left is the
+// base solver's, as without simpact. Without joints nothing breaks, and a
+// body whose factors lock its translation can only clear an overlap by
+// turning (capping it left a y-locked capsule's overlap to the base
+// solver's Baumgarte push, which sped it up from 1.1 to 2.4 m/s).
+Eigen::VectorXd separation_push(const Impl::Rows& rows, const Eigen::VectorXd& depth) {
+  Eigen::VectorXd displacement =
+      simpact::internal::separation_displacement(rows.normals, rows.inverse_mass, depth);
+  if (rows.joint_rows.rows() > 0) {
+    double turn = 0.0;
+    for (int j = 0; j < rows.k; ++j) turn = std::max(turn, displacement.segment<3>(6 * j + 3).norm());
+    if (turn > kSeparationMaxRotation) displacement *= kSeparationMaxRotation / turn;
+  }
+  return displacement;
+}
+
 // Writes v⁺ (`after`) back as v + (v⁺ − v*), hides the points it leaves
 // separating (all of them when the outcome is `complete`) from the base
 // solver and separates the ones it leaves overlapping at position level
@@ -680,26 +718,7 @@ bool apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<i
     if (u > threshold || complete) s.hidden.push_back(ids[r]);
     depth[r] = u > threshold ? 0.0 : -double(s.points[ids[r]].point->getDistance()) - std::max(0.0, u) * h;
   }
-  Eigen::VectorXd displacement =
-      simpact::internal::separation_displacement(rows.normals, rows.inverse_mass, depth);
-  // Δq = M⁻¹_G Jᵀ μ keeps the joints (G Δq = 0) only to first order in the
-  // bodies' turns; the drift grows as ½|Δθ|² times the lever arm. A contact
-  // that joints or factors leave almost immobile — a tiny effective inverse
-  // mass, yet above the inert cut — needs a huge μ, and Δq then turns bodies
-  // by radians and drags their partners by metres: the joints break and the
-  // base solver's joint correction turns the break into kinetic energy
-  // (fuzz_worlds seed 2026 world 2370: 7e3 → 9.5e4 J in one step, then
-  // non-finite). In a cluster bound by joints the push is scaled down so no
-  // body turns more than kSeparationMaxRotation; the overlap left is the
-  // base solver's, as without simpact. Without joints nothing breaks, and a
-  // body whose factors lock its translation can only clear an overlap by
-  // turning (capping it left a y-locked capsule's overlap to the base
-  // solver's Baumgarte push, which sped it up from 1.1 to 2.4 m/s).
-  if (rows.joint_rows.rows() > 0) {
-    double turn = 0.0;
-    for (int j = 0; j < k; ++j) turn = std::max(turn, displacement.segment<3>(6 * j + 3).norm());
-    if (turn > kSeparationMaxRotation) displacement *= kSeparationMaxRotation / turn;
-  }
+  const Eigen::VectorXd displacement = separation_push(rows, depth);
   if (!displacement.allFinite()) {
     s.hidden.resize(hidden_before);
     return false;
@@ -708,6 +727,13 @@ bool apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<i
     internal::set_body_velocity(*s.bodies[members[j]], velocity.segment<6>(6 * j));
   if (displacement.squaredNorm() > 0.0)
     for (int j = 0; j < k; ++j) move_body(*s.bodies[members[j]], displacement.segment<6>(6 * j));
+  if (s.resolved.size() < s.bodies.size()) s.resolved.resize(s.bodies.size(), 0);
+  for (const int j : members) s.resolved[static_cast<size_t>(j)] = 1;
+  for (int r = 0; r < m; ++r) {
+    if (rows.normals.row(r).dot(after) + rows.offsets[r] > threshold) continue;  // left separating
+    const Impl::Point& p = s.points[ids[r]];
+    s.rested_next.emplace_back(std::min(p.object_a, p.object_b), std::max(p.object_a, p.object_b));
+  }
   return true;
 }
 
@@ -1164,6 +1190,95 @@ void resolve_cluster_safely(Impl& s, const ImpactSolverConfig& config, ImpactSol
   notify(config, stats, report);
 }
 
+// 4b. Overlaps of the contacts that the last step's impacts left closed.
+// A plastic or Routh impact leaves its contacts resting; over the next step
+// a turning body dips a corner into the ground, and the base solver's
+// Baumgarte term (SI's m_erp for penetrations shallower than its split
+// threshold) would push it out in the real velocity, adding energy (the 6
+// conservative worlds of the 10^5-world run that gained after a Routh
+// impact, up to 1.8e-3 relative). The same position-level push as the
+// impact's own (separation_push, in each group's metric) clears them, and
+// the base solver sees what is left (m_distance1 = −rest). Points of
+// clusters resolved in this call (their impact did it already), of failed
+// clusters (the base solver's, as in stock) and synthetic points are
+// skipped. Only pairs an impact left closed in the last step qualify; a
+// resting pile no impact touched keeps Bullet's own correction (split
+// impulse for every penetration makes a 5-box stack creep 9× more,
+// impact_solver.h, split_impulse_for_all_penetrations).
+struct RestedGraph {  // internal::build_clusters' view of the rested points
+  Impl& s;
+  const std::vector<int>& ids;
+  int num_nodes() const { return static_cast<int>(s.bodies.size()); }
+  int node(const btRigidBody* body) const {
+    const auto it = s.index.find(body);
+    return it == s.index.end() ? -1 : it->second;
+  }
+  void add(btRigidBody* body) { s.index_of(body); }
+  int num_points() const { return static_cast<int>(ids.size()); }
+  int end_a(int k) const { return s.points[static_cast<size_t>(ids[static_cast<size_t>(k)])].a; }
+  int end_b(int k) const { return s.points[static_cast<size_t>(ids[static_cast<size_t>(k)])].b; }
+};
+
+void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_constraints,
+                              const btContactSolverInfo& info) {
+  if (s.rested.empty() || s.all_failed) return;
+  const auto flagged = [&](const std::vector<char>& flags, int body) {
+    return body >= 0 && static_cast<size_t>(body) < flags.size() && flags[static_cast<size_t>(body)] != 0;
+  };
+  std::vector<int> ids;
+  for (int id = 0; id < static_cast<int>(s.points.size()); ++id) {
+    Impl::Point& p = s.points[static_cast<size_t>(id)];
+    if (p.manifold == nullptr || !(p.point->getDistance() < 0)) continue;
+    const Impl::BodyPair pair{std::min(p.object_a, p.object_b), std::max(p.object_a, p.object_b)};
+    if (!std::binary_search(s.rested.begin(), s.rested.end(), pair)) continue;
+    p.a = s.index_of(p.body_a);
+    p.b = s.index_of(p.body_b);
+    if (flagged(s.resolved, p.a) || flagged(s.resolved, p.b) || flagged(s.failed, p.a) ||
+        flagged(s.failed, p.b))
+      continue;
+    ids.push_back(id);
+  }
+  if (ids.empty()) return;
+  RestedGraph graph{s, ids};
+  internal::build_clusters(graph, constraints, num_constraints, s.rested_clusters);
+  const internal::Clusters& groups = s.rested_clusters;
+  s.local.assign(s.bodies.size(), -1);
+  std::vector<int> group_ids;
+  for (int root = 0; root < groups.num_nodes; ++root) {
+    if (groups.points[root].empty()) continue;
+    const std::vector<int>& members = groups.members[root];
+    group_ids.clear();
+    for (const int k : groups.points[root]) group_ids.push_back(ids[static_cast<size_t>(k)]);
+    for (int j = 0; j < static_cast<int>(members.size()); ++j) s.local[members[j]] = j;
+    assemble<false>(s, members, group_ids, constraints, num_constraints, info, false);
+    const Impl::Rows& rows = s.rows;
+    Eigen::VectorXd depth(rows.m);
+    for (int r = 0; r < rows.m; ++r) {
+      const Impl::Point& p = s.points[group_ids[r]];
+      depth[r] = -double(p.point->getDistance()) - std::max(0.0, p.u) * double(info.m_timeStep);
+    }
+    if (!rows_finite(rows, false)) continue;
+    const Eigen::VectorXd displacement = separation_push(rows, depth);
+    if (!displacement.allFinite()) continue;  // left to the base solver, as in stock
+    // What is left: with joints, the part the turn cap kept back, the base
+    // solver's as in stock; without joints, overlaps no push can clear (a
+    // body wedged between opposite mesh faces, whose Baumgarte pushes an
+    // MLCP base resolves with a gain: fuzz_worlds seed 2027 world 67266),
+    // which the base solver then does not push either.
+    const bool keep_rest = rows.joint_rows.rows() > 0;
+    const Eigen::VectorXd rest = depth - rows.normals * displacement;
+    for (int j = 0; j < rows.k; ++j) move_body(*s.bodies[members[j]], displacement.segment<6>(6 * j));
+    // An overlap no push can clear stays protected while it lasts (the
+    // pair is rested again next step); a cleared one is Bullet's again.
+    for (int r = 0; r < rows.m; ++r) {
+      const Impl::Point& p = s.points[group_ids[r]];
+      p.point->m_distance1 = keep_rest ? btScalar(-std::max(0.0, rest[r])) : btScalar(0);
+      if (!keep_rest && rest[r] > simpact::internal::kSeparationConvergence * depth.maxCoeff())
+        s.rested_next.emplace_back(std::min(p.object_a, p.object_b), std::max(p.object_a, p.object_b));
+    }
+  }
+}
+
 // Points an impact resolved that carry no force during the rest of this step
 // (apply_outcome): the ones it left separating faster than the impact
 // threshold, and, over MLCP bases (Impl::hide_complete), every point of a
@@ -1206,6 +1321,7 @@ void clear_batch(Impl& s) {
   s.points.clear();
   s.hidden.clear();
   s.failed.clear();
+  s.resolved.clear();
 }
 
 // Restitution off for the base solve (impact_solver.h, point 5): every
@@ -1259,12 +1375,20 @@ void ImpactSolver::prepareSolve(int num_bodies, int num_manifolds) {
 void ImpactSolver::allSolved(const btContactSolverInfo& info, btIDebugDraw* debug_drawer) {
   base_->allSolved(info, debug_drawer);
   ++impl_->steps;
+  // This step's closed contacts are the next step's rested pairs.
+  Impl& s = *impl_;
+  s.rested.swap(s.rested_next);
+  s.rested_next.clear();
+  std::sort(s.rested.begin(), s.rested.end());
+  s.rested.erase(std::unique(s.rested.begin(), s.rested.end()), s.rested.end());
 }
 
 void ImpactSolver::reset() {
   base_->reset();
   impl_->impact_counter = 0;
   impl_->steps = 0;
+  impl_->rested.clear();
+  impl_->rested_next.clear();
 }
 
 btConstraintSolverType ImpactSolver::getSolverType() const { return base_->getSolverType(); }
@@ -1312,6 +1436,12 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
     ++stats_.fallbacks_to_base;
   }
 
+  // 4b. Overlaps the last step's impacts left (separate_rested_overlaps);
+  // on failure (std::bad_alloc) they stay the base solver's, as in stock.
+  try {
+    separate_rested_overlaps(s, constraints, num_constraints, info);
+  } catch (...) {
+  }
   hide_resolved_points(s);
 
   // 5. Everything else is the base solver's, with restitution off, except
