@@ -41,6 +41,21 @@
 // (the bounds as Lemke sees them: lo and hi, not scaled by limitDependency),
 // row i measured against its own scale |b_i| + Σ_j |A_ij x_j|, and rejects
 // x when a row is off by more than kMlcpResidualTolerance of that scale.
+//
+// ── Threads ─────────────────────────────────────────────────────────────────
+// Neither stock solver is safe to run in two threads at once, even on two
+// separate worlds. btSolveDantzigLCP (btDantzigLCP.cpp) reports failure
+// through the process-wide `bool s_error`, cleared at the start of each call
+// and set on a pivoting failure, so a failure in one thread can reject
+// another thread's sound solve (btMLCPSolver then falls back to its
+// iterations) and a concurrent reset can hide one. Lemke's btMachEps() and
+// btEpsRoot() (btLemkeAlgorithm.cpp) compute their static values lazily and
+// unsynchronised: two first calls halve the same static. Found by the fuzz
+// harness: the same worlds (seed 2026: 53, 313, 922, all MLCP Dantzig) gave
+// different impact counts run to run with 4 threads. Each checked solver
+// therefore holds a process-wide mutex for its stock solve
+// (mlcp_solver_mutex()): results no longer depend on the thread count, at
+// the price of MLCP solves of concurrent worlds running one at a time.
 #pragma once
 
 #include <BulletDynamics/MLCPSolvers/btDantzigSolver.h>
@@ -49,6 +64,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 
 namespace simpact::bullet {
 
@@ -88,6 +104,14 @@ inline bool mlcp_solution_holds(const btMatrixXu& A, const btVectorXu& b, const 
   return true;
 }
 
+/// The process-wide lock of Bullet's MLCP solvers' shared state (see
+/// "Threads"): one instance across translation units (an inline function's
+/// static).
+inline std::mutex& mlcp_solver_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 class CheckedDantzigSolver : public btDantzigSolver {
  public:
   /// `acceptable_upper_limit`: the largest |x_i| accepted [N·s]; Bullet's
@@ -99,8 +123,12 @@ class CheckedDantzigSolver : public btDantzigSolver {
   bool solveMLCP(const btMatrixXu& A, const btVectorXu& b, btVectorXu& x, const btVectorXu& lo,
                  const btVectorXu& hi, const btAlignedObjectArray<int>& limitDependency, int numIterations,
                  bool useSparsity = true) override {
-    if (!btDantzigSolver::solveMLCP(A, b, x, lo, hi, limitDependency, numIterations, useSparsity))
-      return false;
+    bool solved = false;
+    {
+      const std::lock_guard<std::mutex> lock(mlcp_solver_mutex());
+      solved = btDantzigSolver::solveMLCP(A, b, x, lo, hi, limitDependency, numIterations, useSparsity);
+    }
+    if (!solved) return false;
     for (int i = 0; i < x.rows(); ++i) {
       // NaN fails the comparison too.
       if (!(std::abs(double(x[i])) < double(m_acceptableUpperLimitSolution))) {
@@ -117,8 +145,12 @@ class CheckedLemkeSolver : public btLemkeSolver {
   bool solveMLCP(const btMatrixXu& A, const btVectorXu& b, btVectorXu& x, const btVectorXu& lo,
                  const btVectorXu& hi, const btAlignedObjectArray<int>& limitDependency, int numIterations,
                  bool useSparsity = true) override {
-    if (!btLemkeSolver::solveMLCP(A, b, x, lo, hi, limitDependency, numIterations, useSparsity))
-      return false;
+    bool solved = false;
+    {
+      const std::lock_guard<std::mutex> lock(mlcp_solver_mutex());
+      solved = btLemkeSolver::solveMLCP(A, b, x, lo, hi, limitDependency, numIterations, useSparsity);
+    }
+    if (!solved) return false;
     if (!mlcp_solution_holds(A, b, x, lo, hi, kMlcpResidualTolerance)) {
       x.setZero();
       return false;
