@@ -13,7 +13,7 @@
 #include "benchmark_options.h"
 
 #include <simpact_scenes/bullet_scenes.h>
-#include <simpact_scenes/bullet_world.h>
+#include <simpact_worlds/bullet_world.h>
 
 #include <algorithm>
 #include <chrono>

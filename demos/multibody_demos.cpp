@@ -32,9 +32,9 @@
 #include <simpact/frictional_reference.h>
 #include <simpact/routh.h>
 #include <simpact_scenes/bullet_scenes.h>
-#include <simpact_scenes/bullet_world.h>
+#include <simpact_worlds/bullet_world.h>
 #include <simpact_scenes/frictional_scenes.h>
-#include <simpact_scenes/multibody_world.h>
+#include <simpact_worlds/multibody_world.h>
 
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 #include <BulletDynamics/Featherstone/btMultiBody.h>

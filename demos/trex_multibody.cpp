@@ -43,7 +43,7 @@
 #include <simpact/bullet/multibody_impact_solver.h>
 #include <simpact/design.h>
 #include <simpact/propagative.h>
-#include <simpact_scenes/multibody_world.h>
+#include <simpact_worlds/multibody_world.h>
 #include <simpact_scenes/trex.h>
 
 #include <BulletDynamics/Featherstone/btMultiBody.h>
@@ -61,7 +61,7 @@
 
 namespace {
 
-using simpact::scenes::MultiBodyWorld;
+using simpact::worlds::MultiBodyWorld;
 using simpact::scenes::TrexDesign;
 
 constexpr double kPi = 3.14159265358979323846;
@@ -107,14 +107,14 @@ btMultiBody* add_trex(MultiBodyWorld& world, const Eigen::VectorXd& q, const Tre
   const double back = theta + q[7] + kPi;
   const Eigen::Vector3d up = Eigen::Vector3d::UnitY() * kPointRadius;
 
-  simpact::scenes::FreeBase base;
+  simpact::worlds::FreeBase base;
   base.center = c1;
   base.mass = sphere_mass(d.r1);
   base.inertia = Eigen::Vector3d::Constant(0.4 * base.mass * d.r1 * d.r1);
   base.velocity = {0.0, -drop_speed, 0.0};
 
-  std::vector<simpact::scenes::RevoluteLink> links;
-  std::vector<simpact::scenes::SphereCollider> colliders;
+  std::vector<simpact::worlds::RevoluteLink> links;
+  std::vector<simpact::worlds::SphereCollider> colliders;
   colliders.push_back({-1, c1, d.r1, 1.0, 0.5});
   // 0: posterior body + tail.
   {
@@ -125,7 +125,7 @@ btMultiBody* add_trex(MultiBodyWorld& world, const Eigen::VectorXd& q, const Tre
     const Eigen::Vector3d com = (m2 * c2 + mt * ct) / (m2 + mt);
     const double inertia = 0.4 * m2 * d.r2 * d.r2 + m2 * (c2 - com).squaredNorm() + mt * tail * tail / 12.0 +
                            mt * (ct - com).squaredNorm();
-    simpact::scenes::RevoluteLink l;
+    simpact::worlds::RevoluteLink l;
     l.parent = -1;
     l.pivot = c1;
     l.center = com;
@@ -140,7 +140,7 @@ btMultiBody* add_trex(MultiBodyWorld& world, const Eigen::VectorXd& q, const Tre
     const double a = theta + q[3 + 2 * side], b = a + q[4 + 2 * side];
     const Eigen::Vector3d knee = c1 + d.thigh * e(a);
     const Eigen::Vector3d foot = knee + d.shank * e(b);
-    simpact::scenes::RevoluteLink thigh, shank;
+    simpact::worlds::RevoluteLink thigh, shank;
     thigh.parent = -1;
     thigh.pivot = c1;
     thigh.center = c1 + 0.5 * d.thigh * e(a);
@@ -210,7 +210,7 @@ Trace run(const Eigen::VectorXd& q, const TrexDesign& design, double duration) {
   std::vector<btMultiBody*> bodies;
   int* counters[2] = {&trace.impacts_a, &trace.impacts_b};
   for (const auto policy : {simpact::OrderPolicy::kMostNegative, simpact::OrderPolicy::kLeastNegative}) {
-    simpact::scenes::MultiBodyWorldOptions o;
+    simpact::worlds::MultiBodyWorldOptions o;
     o.config.policy = policy;
     int* counter = counters[worlds.size()];
     o.config.on_impact = [counter](const simpact::bullet::MultiBodyImpactReport&) { ++*counter; };

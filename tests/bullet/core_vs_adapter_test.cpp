@@ -8,7 +8,7 @@
 #include "support/compare.h"
 
 #include <simpact/propagative.h>
-#include <simpact_scenes/bullet_world.h>
+#include <simpact_worlds/bullet_world.h>
 
 #include <btBulletDynamicsCommon.h>
 
@@ -22,7 +22,7 @@
 namespace simpact {
 namespace {
 
-using scenes::BulletWorld;
+using worlds::BulletWorld;
 using testing::VectorsNear;
 
 struct CornerCase {
@@ -52,10 +52,10 @@ TEST_P(CoreVsAdapter, BoxCornerOnTheGround) {
                                                                     half.x() * half.x() + half.z() * half.z(),
                                                                     half.x() * half.x() + half.y() * half.y());
   // Adapter: the same box over a static ground plane, no gravity or friction.
-  scenes::WorldOptions options;
-  options.solver = scenes::SolverKind::kSimpact;
+  worlds::WorldOptions options;
+  options.solver = worlds::SolverKind::kSimpact;
   options.gravity = Eigen::Vector3d::Zero();
-  options.restitution_combiner = scenes::RestitutionCombiner::kMinimum;
+  options.restitution_combiner = worlds::RestitutionCombiner::kMinimum;
   options.simpact.resolve_plastic_impacts = true;  // R = 0 by the core's law too
   double impulse = -1.0;
   Eigen::Vector3d point = Eigen::Vector3d::Zero(), n = Eigen::Vector3d::Zero();
@@ -65,17 +65,17 @@ TEST_P(CoreVsAdapter, BoxCornerOnTheGround) {
   // applies its (implicit) gyroscopic term to the spinning box, which is not
   // the impact's business.
   options.simpact.on_impact = [&](const bullet::ImpactReport& report) {
-    adapter << scenes::velocity(*body), scenes::angular_velocity(*body);
+    adapter << worlds::velocity(*body), worlds::angular_velocity(*body);
     ASSERT_EQ(report.contacts.size(), 1u) << "a single corner touches";
     impulse = report.contacts[0].impulse;
-    point = scenes::to_eigen(report.contacts[0].point_on_a);
-    n = scenes::to_eigen(report.contacts[0].normal);
+    point = worlds::to_eigen(report.contacts[0].point_on_a);
+    n = worlds::to_eigen(report.contacts[0].normal);
   };
   BulletWorld world(options);
   body = testing::add_box_on_corner(world, half, mass, orientation, centre, linear, angular,
                                     /*friction=*/0.0, c.restitution, /*ground_friction=*/0.0);
   // Bullet's box inertia must be the one used by hand above.
-  const Eigen::Vector3d bullet_inertia = scenes::to_eigen(body->getLocalInertia());
+  const Eigen::Vector3d bullet_inertia = worlds::to_eigen(body->getLocalInertia());
   ASSERT_TRUE(VectorsNear(bullet_inertia, inertia_body, 1e-6, 0.0));
   world.step(1.0 / 240.0);
   ASSERT_GE(impulse, 0.0) << "the touching corner must strike in the first step";

@@ -15,7 +15,7 @@
 //     base solver (or keep the committed outcome), with no exception and
 //     nothing non-finite written.
 #include <simpact/bullet/multibody_impact_solver.h>
-#include <simpact_scenes/multibody_world.h>
+#include <simpact_worlds/multibody_world.h>
 
 #include <BulletDynamics/ConstraintSolver/btPoint2PointConstraint.h>
 #include <BulletDynamics/Dynamics/btRigidBody.h>
@@ -44,10 +44,10 @@
 namespace {
 
 using simpact::bullet::MultiBodyImpactReport;
-using simpact::scenes::JointKind;
-using simpact::scenes::Link;
-using simpact::scenes::MultiBodyWorld;
-using simpact::scenes::MultiBodyWorldOptions;
+using simpact::worlds::JointKind;
+using simpact::worlds::Link;
+using simpact::worlds::MultiBodyWorld;
+using simpact::worlds::MultiBodyWorldOptions;
 
 constexpr bool kDouble = sizeof(btScalar) == sizeof(double);
 // One impact step, no gravity (v* = v): the law is exact to a few
@@ -220,7 +220,7 @@ TEST_P(LinkJointStrike, ExactElasticOutcomeWithTheLinksEffectiveMass) {
   o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
   MultiBodyWorld world(o);
   const JointScene scene = build_joint_scene(world, GetParam());
-  simpact::scenes::BodyOptions ball;
+  simpact::worlds::BodyOptions ball;
   ball.mass = kBallMass;
   ball.restitution = 1.0;
   ball.friction = 0.0;
@@ -410,14 +410,14 @@ ConstraintRun run_constraint_scene(Constraint kind, bool simpact, double motor_i
   }
   btRigidBody* partner = nullptr;
   if (kind == Constraint::kPoint2PointRigid) {
-    simpact::scenes::BodyOptions p;
+    simpact::worlds::BodyOptions p;
     p.mass = 0.2;
     p.position = {0, 0, depth};
     p.velocity = {kSpeed, 0, 0};
     p.friction = 0.0;
     partner = world.add_sphere(0.02, p);
   }
-  simpact::scenes::BodyOptions ball;
+  simpact::worlds::BodyOptions ball;
   ball.mass = kBallMass;
   ball.restitution = 1.0;
   ball.friction = 0.0;
@@ -673,7 +673,7 @@ TEST(MultiBodyCoupling, JointedRigidPartnerStrikesAsOneMassAndItsDriftIsRemoved)
     o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
     MultiBodyWorld world(o);
     const JointScene scene = build_joint_scene(world, JointKind::kRevolute);
-    simpact::scenes::BodyOptions ball;
+    simpact::worlds::BodyOptions ball;
     ball.mass = kBallMass;
     ball.restitution = 1.0;
     ball.friction = 0.0;
@@ -844,7 +844,7 @@ TEST(MultiBodyFallback, OutcomeBeyondMaxCoordinateVelocityIsNotWritten) {
     MultiBodyWorld world(o);
     btMultiBody* pendulum = world.add_pendulum({0, kLength, 0}, {0, 0, 0}, kRadius, kBobMass, 1.0, 0.0);
     pendulum->setMaxCoordinateVelocity(btScalar(kClamp));
-    simpact::scenes::BodyOptions ball;
+    simpact::worlds::BodyOptions ball;
     ball.mass = kHeavy;
     ball.restitution = 1.0;
     ball.friction = 0.0;

@@ -7,7 +7,7 @@
 #include <simpact/bullet/multibody_impact_solver.h>
 #include <simpact/propagative.h>
 #include <simpact/routh.h>
-#include <simpact_scenes/multibody_world.h>
+#include <simpact_worlds/multibody_world.h>
 
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 #include <BulletDynamics/Featherstone/btMultiBody.h>
@@ -36,9 +36,9 @@ using simpact::bullet::ImpactLaw;
 using simpact::bullet::MultiBodyBaseSolver;
 using simpact::bullet::MultiBodyImpactReport;
 using simpact::bullet::MultiBodyImpactSolverConfig;
-using simpact::scenes::MultiBodyWorld;
-using simpact::scenes::MultiBodyWorldOptions;
-using simpact::scenes::RevoluteLink;
+using simpact::worlds::MultiBodyWorld;
+using simpact::worlds::MultiBodyWorldOptions;
+using simpact::worlds::RevoluteLink;
 
 constexpr bool kDouble = sizeof(btScalar) == sizeof(double);
 // Velocities and energies through one impact step. Double: the law is exact
@@ -48,7 +48,7 @@ constexpr bool kDouble = sizeof(btScalar) == sizeof(double);
 // the dozen operations of a cluster; 1e-4 is three orders above that.
 constexpr double kTolerance = kDouble ? 1e-12 : 1e-4;
 constexpr double kStep = 1.0 / 240.0;
-constexpr double kGravity = simpact::scenes::kStandardGravity;
+constexpr double kGravity = simpact::worlds::kStandardGravity;
 // Overlap of "touching" spheres [m]: sphere–sphere contacts exist only at
 // distance ≤ 0, and 1e-7 m is a few float ulps at 0.1 m, far below anything
 // that changes the outcome (the no-push-out rule keeps it out of velocities).
@@ -223,7 +223,7 @@ TEST(MultiBodyImpact, PendulumBobStrikesFreeRigidSphere) {
   MultiBodyWorld world(o);
   const double r = 0.05, length = 1.0, m = 1.0, omega = 1.0;
   btMultiBody* pendulum = world.add_pendulum({0, length, 0}, {0, 0, 0}, r, m, 1.0, omega);
-  simpact::scenes::BodyOptions sphere;
+  simpact::worlds::BodyOptions sphere;
   sphere.mass = 1.0;
   sphere.restitution = 1.0;
   sphere.position = {2 * r - kOverlap, 0, 0};
@@ -264,7 +264,7 @@ TEST(MultiBodyImpact, ExternalForceIncrementIsHalvedForBothBodyKinds) {
   const Eigen::Vector3d bob = pivot + length * Eigen::Vector3d(-std::sin(tilt), -std::cos(tilt), 0);
   btMultiBody* pendulum = world.add_pendulum(pivot, bob, r, m, 1.0, omega);
   const Eigen::Vector3d d = Eigen::Vector3d(1.0, -0.2, 0.0).normalized();
-  simpact::scenes::BodyOptions sphere;
+  simpact::worlds::BodyOptions sphere;
   sphere.mass = 0.5;
   sphere.restitution = 1.0;
   sphere.position = bob + (2 * r - kOverlap) * d;
@@ -345,7 +345,7 @@ TEST(MultiBodyImpact, RouthOnPendulumAndSphereDissipatesAndSpins) {
     link.friction = 0.5;
     link.joint_velocity = 2.0;
     world.add_fixed_base_chain(pivot, {link});
-    simpact::scenes::BodyOptions sphere;
+    simpact::worlds::BodyOptions sphere;
     sphere.mass = 0.5;
     sphere.friction = 0.5;
     sphere.position = bob + (2 * r - kOverlap) * Eigen::Vector3d(1.0, -0.2, 0.0).normalized();
@@ -468,7 +468,7 @@ TEST(MultiBodyImpact, FreeBaseBallBouncesElastically) {
   o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
   MultiBodyWorld world(o);
   world.add_plane({0, 1, 0}, 0.0, 1.0, 0.0);
-  simpact::scenes::FreeBase base;
+  simpact::worlds::FreeBase base;
   base.center = {0.0, 0.1, 0.0};
   base.mass = 2.0;
   base.inertia = Eigen::Vector3d::Constant(0.4 * 2.0 * 0.01);
@@ -542,7 +542,7 @@ TEST(MultiBodyImpact, CompassGaitFreeBaseMatchesPlanarRouthSamples) {
     o.config.routh.max_steps = 5;
     o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
     MultiBodyWorld world(o);
-    const simpact::scenes::CompassGait gait = simpact::scenes::add_compass_gait(world);
+    const simpact::worlds::CompassGait gait = simpact::worlds::add_compass_gait(world);
     ASSERT_FALSE(gait.multibody->hasFixedBase());
     world.step(kImpactStep);
     ASSERT_EQ(reports.size(), 1u);
@@ -659,7 +659,7 @@ TEST(MultiBodyBase, RestingContactsStayAtRestWithEachBase) {
     o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
     MultiBodyWorld world(o);
     btMultiBody* arm = add_arm(world, 1.0, 0.5, Eigen::Vector2d::Zero());
-    simpact::scenes::FreeBase ball_base;
+    simpact::worlds::FreeBase ball_base;
     ball_base.center = {3.0, 0.1 - Arm::kR, 0.0};  // on the arm's plane y = −r
     ball_base.mass = 2.0;
     ball_base.inertia = Eigen::Vector3d::Constant(0.4 * 2.0 * 0.01);

@@ -9,7 +9,7 @@
 #include <simpact/bullet/impact_solver.h>
 #include <simpact/routh.h>
 #include <simpact_scenes/bullet_scenes.h>
-#include <simpact_scenes/bullet_world.h>
+#include <simpact_worlds/bullet_world.h>
 
 #include <btBulletDynamicsCommon.h>
 

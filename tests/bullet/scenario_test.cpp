@@ -4,7 +4,7 @@
 #include "support/compare.h"
 
 #include <simpact_scenes/bullet_scenes.h>
-#include <simpact_scenes/bullet_world.h>
+#include <simpact_worlds/bullet_world.h>
 
 #include <btBulletDynamicsCommon.h>
 

@@ -9,8 +9,8 @@
 #include <simpact/bullet/impact_solver.h>
 #include <simpact/bullet/multibody_impact_solver.h>
 #include <simpact/propagative.h>
-#include <simpact_scenes/bullet_world.h>
-#include <simpact_scenes/multibody_world.h>
+#include <simpact_worlds/bullet_world.h>
+#include <simpact_worlds/multibody_world.h>
 
 #include "bullet/proximity.h"
 
@@ -30,12 +30,12 @@ namespace {
 using simpact::OrderPolicy;
 using simpact::bullet::ImpactReport;
 using simpact::bullet::MultiBodyImpactReport;
-using simpact::scenes::BodyOptions;
-using simpact::scenes::BulletWorld;
-using simpact::scenes::MultiBodyWorld;
-using simpact::scenes::MultiBodyWorldOptions;
-using simpact::scenes::SolverKind;
-using simpact::scenes::WorldOptions;
+using simpact::worlds::BodyOptions;
+using simpact::worlds::BulletWorld;
+using simpact::worlds::MultiBodyWorld;
+using simpact::worlds::MultiBodyWorldOptions;
+using simpact::worlds::SolverKind;
+using simpact::worlds::WorldOptions;
 
 constexpr bool kDouble = sizeof(btScalar) == sizeof(double);
 // Velocities after the impacts: the propagative law is exact to rounding in
@@ -158,7 +158,7 @@ TEST(Touching, LoopPlacedRigidCradleOnStrings) {
   for (const int n : {3, 5}) {
     SCOPED_TRACE(std::to_string(n) + " balls");
     WorldOptions o = simpact_world();
-    o.gravity = {0.0, -simpact::scenes::kStandardGravity, 0.0};
+    o.gravity = {0.0, -simpact::worlds::kStandardGravity, 0.0};
     BulletWorld world(o);
     std::vector<ImpactReport> reports;
     simpact::bullet::ImpactSolverConfig config = o.simpact;
@@ -352,7 +352,7 @@ MultiBodyCradleRun multibody_cradle(int n, double overlap) {
     double e = 0.0;
     for (btMultiBody* p : pendulums)
       e += MultiBodyWorld::kinetic_energy(*p) +
-           simpact::scenes::kStandardGravity * MultiBodyWorld::link_position(*p, 0).y();
+           simpact::worlds::kStandardGravity * MultiBodyWorld::link_position(*p, 0).y();
     return e;
   };
   const double start = mechanical();

@@ -4,7 +4,7 @@
 
 #include <simpact_cli/cli.h>
 #include <simpact_cli/scene.h>
-#include <simpact_scenes/multibody_world.h>
+#include <simpact_worlds/multibody_world.h>
 
 #include <BulletDynamics/Featherstone/btMultiBody.h>
 #include <LinearMath/btScalar.h>
@@ -852,14 +852,14 @@ struct GaitState {
 };
 
 GaitState gait_from_fixture(std::uint64_t seed) {
-  scenes::MultiBodyWorldOptions options;
+  worlds::MultiBodyWorldOptions options;
   options.gravity = Eigen::Vector3d::Zero();
   options.config.law = bullet::ImpactLaw::kRouth;
   options.config.seed = seed;
   options.config.routh.step = 0.25;
   options.config.routh.max_steps = 5;
-  scenes::MultiBodyWorld world(options);
-  const scenes::CompassGait gait = scenes::add_compass_gait(world);
+  worlds::MultiBodyWorld world(options);
+  const worlds::CompassGait gait = worlds::add_compass_gait(world);
   world.step(1e-4);
   const btMultiBody& mb = *gait.multibody;
   GaitState state;
@@ -867,7 +867,7 @@ GaitState gait_from_fixture(std::uint64_t seed) {
     for (int k = 0; k < 3; ++k) state.values.push_back(double(v[k]));
   }
   state.values.push_back(double(mb.getJointPos(0)));
-  state.values.push_back(scenes::MultiBodyWorld::joint_velocity(mb, 0));
+  state.values.push_back(worlds::MultiBodyWorld::joint_velocity(mb, 0));
   state.impacts = world.impact_solver()->stats().impacts;
   state.routh_impacts = world.impact_solver()->stats().routh_impacts;
   return state;

@@ -4,7 +4,7 @@
 // the core-vs-adapter tests of the propagative and the Routh law.
 #pragma once
 
-#include <simpact_scenes/bullet_world.h>
+#include <simpact_worlds/bullet_world.h>
 
 #include <Eigen/Core>
 #include <Eigen/Geometry>
@@ -30,17 +30,17 @@ inline Eigen::Vector3d lowest_corner(const Eigen::Quaterniond& orientation,
 /// turned by `orientation`, centred at `centre` (its lowest corner on the
 /// plane), moving at `linear` and `angular`, with the box's own `friction`
 /// and `restitution`; never sleeping. Returns the box.
-inline btRigidBody* add_box_on_corner(scenes::BulletWorld& world, const Eigen::Vector3d& half,
+inline btRigidBody* add_box_on_corner(worlds::BulletWorld& world, const Eigen::Vector3d& half,
                                       double mass, const Eigen::Quaterniond& orientation,
                                       const Eigen::Vector3d& centre, const Eigen::Vector3d& linear,
                                       const Eigen::Vector3d& angular, double friction,
                                       double restitution, double ground_friction) {
-  scenes::BodyOptions ground;
+  worlds::BodyOptions ground;
   ground.mass = 0.0;
   ground.restitution = 1.0;
   ground.friction = ground_friction;
   world.add_plane(Eigen::Vector3d::UnitY(), 0.0, ground);
-  scenes::BodyOptions box;
+  worlds::BodyOptions box;
   box.mass = mass;
   box.position = centre;
   box.orientation = orientation;

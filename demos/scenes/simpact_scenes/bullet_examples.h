@@ -12,7 +12,7 @@
 // Stepping: example.world->step(example.dt) (stepSimulation(dt, 1, dt)).
 #pragma once
 
-#include "simpact_scenes/bullet_world.h"
+#include "simpact_worlds/bullet_world.h"
 
 #include <memory>
 #include <vector>
@@ -21,6 +21,9 @@ class btRigidBody;
 class btTypedConstraint;
 
 namespace simpact::scenes {
+
+// The worlds these scenes are built in (simpact::worlds, plugin/cli/worlds).
+using namespace simpact::worlds;
 
 /// A re-created example: the world, the joints it owns, its bodies in the
 /// order each builder documents, and the step it runs at.

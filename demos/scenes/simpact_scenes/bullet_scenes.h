@@ -16,11 +16,14 @@
 // Builders throw std::invalid_argument for arguments that describe no scene.
 #pragma once
 
-#include "simpact_scenes/bullet_world.h"
+#include "simpact_worlds/bullet_world.h"
 
 #include <vector>
 
 namespace simpact::scenes {
+
+// The worlds these scenes are built in (simpact::worlds, plugin/cli/worlds).
+using namespace simpact::worlds;
 
 /// What a builder made. `bodies` are the dynamic bodies, in the order each
 /// builder documents.

@@ -48,8 +48,8 @@
 //    gyroscopic step, issue #10 saw ×44) and are counted apart.
 #pragma once
 
-#include "simpact_scenes/bullet_world.h"
-#include "simpact_scenes/multibody_world.h"
+#include "simpact_worlds/bullet_world.h"
+#include "simpact_worlds/multibody_world.h"
 
 #include <simpact/bullet/impact_solver.h>
 
@@ -69,6 +69,9 @@ class btStridingMeshInterface;
 class btTypedConstraint;
 
 namespace simpact::scenes {
+
+// The worlds these scenes are built in (simpact::worlds, plugin/cli/worlds).
+using namespace simpact::worlds;
 
 enum class RandomWorldKind { kGeneral, kConservative, kElastic };
 const char* to_string(RandomWorldKind kind);

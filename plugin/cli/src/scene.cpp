@@ -3,8 +3,8 @@
 #include <simpact/propagative.h>
 #include <simpact/routh.h>
 #include <simpact_cli/cli.h>
-#include <simpact_scenes/bullet_world.h>
-#include <simpact_scenes/multibody_world.h>
+#include <simpact_worlds/bullet_world.h>
+#include <simpact_worlds/multibody_world.h>
 
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 #include <BulletDynamics/Featherstone/btMultiBody.h>
@@ -23,16 +23,16 @@
 namespace simpact::cli {
 namespace {
 
-using scenes::BodyOptions;
-using scenes::BulletWorld;
-using scenes::FreeBase;
-using scenes::JointKind;
-using scenes::Link;
-using scenes::MultiBodyWorld;
-using scenes::MultiBodyWorldOptions;
-using scenes::SphereCollider;
-using scenes::SolverKind;
-using scenes::WorldOptions;
+using worlds::BodyOptions;
+using worlds::BulletWorld;
+using worlds::FreeBase;
+using worlds::JointKind;
+using worlds::Link;
+using worlds::MultiBodyWorld;
+using worlds::MultiBodyWorldOptions;
+using worlds::SphereCollider;
+using worlds::SolverKind;
+using worlds::WorldOptions;
 
 const std::vector<std::string> kSceneKeys = {
     "bodies", "dt",     "steps",       "gravity", "solver", "simpact", "restitution_combiner",
@@ -161,10 +161,10 @@ void in_entry(const std::string& list, std::size_t index, Read read) {
 
 SolverKind read_solver(const Json& object, const std::string& key, bool allow_simpact) {
   const std::string name = read_string(object, key);
-  const std::optional<SolverKind> kind = scenes::parse_solver_kind(name);
+  const std::optional<SolverKind> kind = worlds::parse_solver_kind(name);
   if (kind && (allow_simpact || *kind != SolverKind::kSimpact)) return *kind;
   std::vector<std::string> names;
-  for (SolverKind each : scenes::solver_kinds()) {
+  for (SolverKind each : worlds::solver_kinds()) {
     if (allow_simpact || each != SolverKind::kSimpact) names.emplace_back(to_string(each));
   }
   throw not_one_of(key, names, name);
@@ -287,9 +287,9 @@ WorldOptions read_world_options(const Json& input) {
   if (input.contains("restitution_combiner")) {
     const std::string name = read_string(input, "restitution_combiner");
     if (name == "product") {
-      options.restitution_combiner = scenes::RestitutionCombiner::kProduct;
+      options.restitution_combiner = worlds::RestitutionCombiner::kProduct;
     } else if (name == "minimum") {
-      options.restitution_combiner = scenes::RestitutionCombiner::kMinimum;
+      options.restitution_combiner = worlds::RestitutionCombiner::kMinimum;
     } else {
       throw not_one_of("restitution_combiner", {"product", "minimum"}, name);
     }
@@ -739,7 +739,7 @@ double potential_energy(double mass, const Eigen::Vector3d& gravity,
 double multibody_energy(const btMultiBody& mb, const Eigen::Vector3d& gravity) {
   double energy = MultiBodyWorld::kinetic_energy(mb);
   if (!mb.hasFixedBase()) {
-    energy += potential_energy(double(mb.getBaseMass()), gravity, scenes::to_eigen(mb.getBasePos()));
+    energy += potential_energy(double(mb.getBaseMass()), gravity, worlds::to_eigen(mb.getBasePos()));
   }
   for (int i = 0; i < mb.getNumLinks(); ++i) {
     energy += potential_energy(double(mb.getLinkMass(i)), gravity, MultiBodyWorld::link_position(mb, i));
@@ -750,14 +750,14 @@ double multibody_energy(const btMultiBody& mb, const Eigen::Vector3d& gravity) {
 /// Kinetic plus potential of a dynamic rigid body; 0 for static ones.
 double rigid_energy(const btRigidBody& body, const Eigen::Vector3d& gravity) {
   if (body.isStaticOrKinematicObject()) return 0.0;
-  return scenes::kinetic_energy(body) +
-         potential_energy(double(body.getMass()), gravity, scenes::position(body));
+  return worlds::kinetic_energy(body) +
+         potential_energy(double(body.getMass()), gravity, worlds::position(body));
 }
 
 Json rigid_state(const btRigidBody& body) {
-  return {{"position", to_json(scenes::position(body))},
-          {"velocity", to_json(scenes::velocity(body))},
-          {"angular_velocity", to_json(scenes::angular_velocity(body))}};
+  return {{"position", to_json(worlds::position(body))},
+          {"velocity", to_json(worlds::velocity(body))},
+          {"angular_velocity", to_json(worlds::angular_velocity(body))}};
 }
 
 Json multibody_scene_json(const Json& input, double dt, std::int64_t steps) {
@@ -823,11 +823,11 @@ Json multibody_scene_json(const Json& input, double dt, std::int64_t steps) {
                   {"energy_final", energy}};
     if (!mb.hasFixedBase()) {
       const btQuaternion q = mb.getWorldToBaseRot().inverse();  // base to world
-      state["base"] = {{"position", to_json(scenes::to_eigen(mb.getBasePos()))},
+      state["base"] = {{"position", to_json(worlds::to_eigen(mb.getBasePos()))},
                        {"orientation", Json::array({double(q.x()), double(q.y()), double(q.z()),
                                                     double(q.w())})},
-                       {"velocity", to_json(scenes::to_eigen(mb.getBaseVel()))},
-                       {"angular_velocity", to_json(scenes::to_eigen(mb.getBaseOmega()))}};
+                       {"velocity", to_json(worlds::to_eigen(mb.getBaseVel()))},
+                       {"angular_velocity", to_json(worlds::to_eigen(mb.getBaseOmega()))}};
     }
     multibody_states.push_back(std::move(state));
   }

@@ -1,4 +1,4 @@
-#include "simpact_scenes/bullet_world.h"
+#include "simpact_worlds/bullet_world.h"
 
 #include <BulletDynamics/MLCPSolvers/btDantzigSolver.h>
 #include <simpact/bullet/checked_mlcp_solvers.h>
@@ -16,7 +16,7 @@
 #include <string>
 #include <utility>
 
-namespace simpact::scenes {
+namespace simpact::worlds {
 namespace {
 
 constexpr std::array<std::pair<SolverKind, const char*>, 5> kSolverNames = {{
@@ -316,7 +316,7 @@ void BulletWorld::step(double dt, int steps) {
 
 double BulletWorld::kinetic_energy() const {
   double energy = 0.0;
-  for (const btRigidBody* body : body_list_) energy += scenes::kinetic_energy(*body);
+  for (const btRigidBody* body : body_list_) energy += worlds::kinetic_energy(*body);
   return energy;
 }
 
@@ -341,4 +341,4 @@ std::int64_t BulletWorld::impacts() const {
   return impact_solver_ ? impact_solver_->stats().impacts : 0;
 }
 
-}  // namespace simpact::scenes
+}  // namespace simpact::worlds

@@ -1,4 +1,4 @@
-// simpact scenes — a self-contained Bullet world: the fixture of the Bullet
+// simpact worlds — a self-contained Bullet world: the fixture of the Bullet
 // scenario tests, the demos and the benchmarks, and what `simpact scene` runs.
 //
 // BulletWorld owns everything it creates (collision configuration,
@@ -36,7 +36,7 @@ class btPoint2PointConstraint;
 class btRigidBody;
 class btTypedConstraint;
 
-namespace simpact::scenes {
+namespace simpact::worlds {
 
 /// Standard gravity [m/s²].
 inline constexpr double kStandardGravity = 9.81;
@@ -184,4 +184,4 @@ Eigen::Vector3d angular_velocity(const btRigidBody& body);
 /// ½ m v² + ½ ωᵀ I ω; 0 for static and kinematic bodies.
 double kinetic_energy(const btRigidBody& body);
 
-}  // namespace simpact::scenes
+}  // namespace simpact::worlds

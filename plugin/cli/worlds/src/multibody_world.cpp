@@ -1,4 +1,4 @@
-#include "simpact_scenes/multibody_world.h"
+#include "simpact_worlds/multibody_world.h"
 
 #include <BulletDynamics/Featherstone/btMultiBody.h>
 #include <BulletDynamics/Featherstone/btMultiBodyConstraintSolver.h>
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace simpact::scenes {
+namespace simpact::worlds {
 
 namespace {
 
@@ -412,4 +412,4 @@ CompassGait add_compass_gait(MultiBodyWorld& world, const CompassGaitOptions& o)
   return gait;
 }
 
-}  // namespace simpact::scenes
+}  // namespace simpact::worlds

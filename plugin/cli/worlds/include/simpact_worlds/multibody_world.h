@@ -1,4 +1,4 @@
-// simpact scenes — a self-contained Featherstone world (btMultiBodyDynamicsWorld)
+// simpact worlds — a self-contained Featherstone world (btMultiBodyDynamicsWorld)
 // for the multibody tests and demos: fixed-base multibodies of revolute,
 // prismatic, spherical, planar or fixed links whose colliders are spheres at
 // the links' centres of mass (pendulums, Newton's cradles on joints, arms,
@@ -17,7 +17,7 @@
 #pragma once
 
 #include <simpact/bullet/multibody_impact_solver.h>
-#include <simpact_scenes/bullet_world.h>
+#include <simpact_worlds/bullet_world.h>
 
 #include <Eigen/Core>
 #include <Eigen/Geometry>
@@ -36,7 +36,7 @@ class btMultiBodyLinkCollider;
 class btMotionState;
 class btRigidBody;
 
-namespace simpact::scenes {
+namespace simpact::worlds {
 
 struct MultiBodyWorldOptions {
   bool simpact = true;  ///< MultiBodyImpactSolver (attached) or stock btMultiBodyConstraintSolver
@@ -220,4 +220,4 @@ struct CompassGait {
 /// Adds the compass gait and its ground plane to `world`.
 CompassGait add_compass_gait(MultiBodyWorld& world, const CompassGaitOptions& options = {});
 
-}  // namespace simpact::scenes
+}  // namespace simpact::worlds
