@@ -61,6 +61,16 @@ std::vector<Eigen::VectorXd> enumerate_solutions(const Eigen::MatrixXd& M, const
   return out;
 }
 
+const char* to_string(LcpStatus status) {
+  switch (status) {
+    case LcpStatus::kSolved: return "solved";
+    case LcpStatus::kRayTermination: return "ray_termination";
+    case LcpStatus::kPivotLimit: return "pivot_limit";
+    case LcpStatus::kInaccurate: return "inaccurate";
+  }
+  return "unknown";
+}
+
 ::testing::AssertionResult SolvesLcp(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
                                      const LcpResult& r) {
   if (r.status != LcpStatus::kSolved)

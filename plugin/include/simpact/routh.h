@@ -177,8 +177,7 @@ class RouthSampler {
   RouthSampler& operator=(RouthSampler&&) noexcept;
 
   const RouthParameters& parameters() const { return parameters_; }
-  double step() const;   ///< h in force.
-  int lcp_size() const;  ///< (3 + d) m.
+  double step() const;  ///< h in force.
 
   /// Sample number `index` of the seed's stream (Algorithm 1).
   FrictionalResult sample(std::uint64_t index = 0) const;

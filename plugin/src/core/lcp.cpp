@@ -12,16 +12,6 @@
 
 namespace simpact::internal {
 
-const char* to_string(LcpStatus status) {
-  switch (status) {
-    case LcpStatus::kSolved: return "solved";
-    case LcpStatus::kRayTermination: return "ray_termination";
-    case LcpStatus::kPivotLimit: return "pivot_limit";
-    case LcpStatus::kInaccurate: return "inaccurate";
-  }
-  return "unknown";
-}
-
 // Condensed (Tucker) tableau: one column per NONBASIC variable plus the
 // right-hand side; row i reads x_B(i) + Σ_{j nonbasic} T_ij x_j = rhs_i.
 // Basic columns are unit vectors, so storing them (the full m × (2m + 2)

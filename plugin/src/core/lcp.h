@@ -102,6 +102,4 @@ class LemkeSolver {
 LcpResult solve_psd_lcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& q,
                         const LemkeParameters& parameters = {});
 
-const char* to_string(LcpStatus status);
-
 }  // namespace simpact::internal

@@ -197,7 +197,6 @@ RouthSampler::RouthSampler(RouthSampler&&) noexcept = default;
 RouthSampler& RouthSampler::operator=(RouthSampler&&) noexcept = default;
 
 double RouthSampler::step() const { return impl_->step; }
-int RouthSampler::lcp_size() const { return static_cast<int>(impl_->lcp.rows()); }
 
 
 // Per-thread scratch: the Lemke tableau and the LCP vectors, reused by every
@@ -221,17 +220,17 @@ struct RouthSampler::Workspace {
   // residual check, Lemke on the LCP in data units (Impl::lcp_scaled),
   // whose O(1) entries survive the relative pivot tolerance on badly scaled
   // problems. Both are fixed, so the result stays a function of the data.
-  void solve(const Impl& s, const Eigen::VectorXd& q, internal::LcpResult& r) {
-    lemke.solve(q, lemke_parameters, r);
+  void solve(const Impl& s, const Eigen::VectorXd& rhs, internal::LcpResult& r) {
+    lemke.solve(rhs, lemke_parameters, r);
     if (r.status == internal::LcpStatus::kSolved) return;
     const std::string first = r.message;
     const int pivots = r.pivots;
-    scaled_q = q.cwiseQuotient(s.lcp_w_scale);
+    scaled_q = rhs.cwiseQuotient(s.lcp_w_scale);
     scaled_lemke.solve(scaled_q, scaled_parameters, r);
     r.pivots += pivots;
     if (r.status == internal::LcpStatus::kSolved) {
       r.z.array() *= s.lcp_z_scale.array();
-      r.w = q;
+      r.w = rhs;
       r.w.noalias() += s.lcp * r.z;
       return;
     }
