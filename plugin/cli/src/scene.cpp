@@ -192,18 +192,20 @@ int read_int_in(const Json& object, const std::string& key, int minimum, int max
 
 bullet::ImpactLaw read_law(const Json& object, bool multibody) {
   const std::string name = read_string(object, "law");
-  for (bullet::ImpactLaw law : kLaws) {
-    if (name != bullet::to_string(law)) continue;
-    if (multibody && law == bullet::ImpactLaw::kAuto) {
-      // MultiBodyImpactSolver has no blend (validate() rejects kAuto).
-      throw InputError(quote("law") + " " + quote(name) + " is not supported in " +
-                       kMultibodyScene + " (propagative or routh)");
-    }
-    return law;
+  bullet::ImpactLaw law = bullet::ImpactLaw::kPropagative;
+  try {
+    law = bullet::parse_impact_law(name);
+  } catch (const std::invalid_argument&) {
+    std::vector<std::string> names;
+    for (bullet::ImpactLaw known : kLaws) names.emplace_back(bullet::to_string(known));
+    throw not_one_of("law", names, name);
   }
-  std::vector<std::string> names;
-  for (bullet::ImpactLaw law : kLaws) names.emplace_back(bullet::to_string(law));
-  throw not_one_of("law", names, name);
+  if (multibody && law == bullet::ImpactLaw::kAuto) {
+    // MultiBodyImpactSolver has no blend (validate() rejects kAuto).
+    throw InputError(quote("law") + " " + quote(name) + " is not supported in " + kMultibodyScene +
+                     " (propagative or routh)");
+  }
+  return law;
 }
 
 void read_routh(const Json& object, bullet::RouthSettings& routh, bool multibody) {
@@ -222,11 +224,9 @@ void read_routh(const Json& object, bullet::RouthSettings& routh, bool multibody
   }
   if (object.contains("sampler")) {
     const std::string name = read_string(object, "sampler");
-    if (name == to_string(ImpulseSampler::kUniform)) {
-      routh.sampler = ImpulseSampler::kUniform;
-    } else if (name == to_string(ImpulseSampler::kLowDiscrepancy)) {
-      routh.sampler = ImpulseSampler::kLowDiscrepancy;
-    } else {
+    try {
+      routh.sampler = parse_impulse_sampler(name);
+    } catch (const InvalidProblem&) {
       throw not_one_of("sampler",
                        {to_string(ImpulseSampler::kUniform), to_string(ImpulseSampler::kLowDiscrepancy)},
                        name);
