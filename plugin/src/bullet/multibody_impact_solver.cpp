@@ -795,7 +795,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     std::vector<btVector3> kept_normals;
     for (int r = 0; r < rows.normals.rows(); ++r) {
       const double free_part = rows.normals.row(r).cwiseAbs().maxCoeff();
-      if (free_part > kZeroRowTolerance) {  // Jacobian entries are O(1) (unit normal × lever arms)
+      if (free_part > kZeroRowTolerance) {  // absolute: entries are unit-normal components and lever arms [m]
         kept.push_back(rows.kept[r]);
         kept_normals.push_back(normals[r]);
       }

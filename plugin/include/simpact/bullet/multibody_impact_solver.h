@@ -331,11 +331,14 @@ void validate(const MultiBodyImpactSolverConfig& config);
 /// to the base solver with a message).
 inline constexpr double kAbaAsymmetryTolerance = 1e-3;
 
-/// A contact row whose largest entry on free coordinates is below this ×
-/// the row's largest Jacobian entry overall is zero (the contact touches
-/// only fixed or kinematic coordinates) and is dropped. Rounding leaves
-/// ~1e-16 (double) / ~1e-7 (float) relative; 1e-9 relative is far above
-/// double rounding, and a genuine row is O(1) relative.
+/// A contact row whose largest absolute entry on the cluster's free
+/// coordinates is at most this value is zero (the contact touches only
+/// fixed or kinematic coordinates) and is dropped. Absolute, in the row's
+/// units: an entry is a component of the unit normal (translational
+/// coordinates, dimensionless) or a lever arm projected on it (rotational
+/// and joint coordinates, m), so 1e-9 is a lever arm under a nanometre —
+/// far above the rounding of O(1) entries in double (~1e-16), and far
+/// below any genuine lever arm of a body of millimetre size or more.
 inline constexpr double kZeroRowTolerance = 1e-9;
 
 /// Counters since construction, with the rigid adapter's names and meanings
