@@ -241,6 +241,13 @@ struct ImpactSolver::Impl {
   // hidden point would leave to drift into a new impact next step.
   bool hide_complete = false;
   std::vector<std::pair<btPersistentManifold*, int>> hidden_counts;
+  // The swaps that moved them there (manifold, index, last), undone in
+  // reverse after the base solve so the manifolds keep their point order.
+  struct Swap {
+    btPersistentManifold* manifold;
+    int index, last;
+  };
+  std::vector<Swap> hidden_swaps;
   Rows rows;
   PropagativeSolver solver;
   PropagativeSolver enumerator;
@@ -1292,11 +1299,13 @@ void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_
 // left by a plastic impact it has returned impulses that multiplied the
 // body's kinetic energy by 40 (fuzz_worlds seed 21 world 112). So they are
 // moved past the end of their manifold's point list for the base solve and
-// restored right after; the manifold itself (and the warm start of its
-// other points) is untouched. Points of clusters bound by joints stay
-// visible: the base solver's joint correction must see the contacts.
+// put back right after (restore_hidden_points), in their original order;
+// the manifold itself (and the warm start of its other points) is
+// untouched. Points of clusters bound by joints stay visible: the base
+// solver's joint correction must see the contacts.
 void hide_resolved_points(Impl& s) {
   s.hidden_counts.clear();
+  s.hidden_swaps.clear();
   std::sort(s.hidden.begin(), s.hidden.end(), [&](int a, int b) {
     const auto& pa = s.points[a];
     const auto& pb = s.points[b];
@@ -1310,9 +1319,23 @@ void hide_resolved_points(Impl& s) {
       s.hidden_counts.emplace_back(manifold, manifold->getNumContacts());
     // Highest index first, so every swap partner is still visible.
     const int last = manifold->getNumContacts() - 1;
-    if (p.index != last) std::swap(manifold->getContactPoint(p.index), manifold->getContactPoint(last));
+    if (p.index != last) {
+      std::swap(manifold->getContactPoint(p.index), manifold->getContactPoint(last));
+      s.hidden_swaps.push_back({manifold, p.index, last});
+    }
     manifold->setNumContacts(last);
   }
+}
+
+// Undoes hide_resolved_points after the base solve: true point counts, and
+// the swaps in reverse, so each point is back at its index (with what the
+// base solver wrote into the visible ones).
+void restore_hidden_points(Impl& s) {
+  for (const auto& [manifold, count] : s.hidden_counts) manifold->setNumContacts(count);
+  for (auto it = s.hidden_swaps.rbegin(); it != s.hidden_swaps.rend(); ++it)
+    std::swap(it->manifold->getContactPoint(it->index), it->manifold->getContactPoint(it->last));
+  s.hidden_counts.clear();
+  s.hidden_swaps.clear();
 }
 
 void clear_batch(Impl& s) {
@@ -1462,7 +1485,7 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
                                               debug_drawer, dispatcher);
   for (const auto& [point, restitution] : s.muted) point->m_combinedRestitution = restitution;
   s.muted.clear();
-  for (const auto& [manifold, count] : s.hidden_counts) manifold->setNumContacts(count);
+  restore_hidden_points(s);
   return residual;
 }
 

@@ -51,9 +51,12 @@
 //     btLemkeSolver, would apply adhesive impulses to them); over MLCP bases
 //     so is every point of a cluster without joints whose law handled its
 //     friction, with the non-closing points of its manifolds ("complete"
-//     outcomes, see "Overlaps"). Impacted points are not pushed out of
-//     penetration (that would add energy). It handles sustained contact,
-//     friction, joints and penetration recovery.
+//     outcomes, see "Overlaps"); hidden points are put back, at their own
+//     indices, right after the base solve. The base solver does not push
+//     impacted points out of penetration in the real velocity (that would
+//     add energy): their overlaps are cleared at position level instead
+//     (see "Overlaps"). It handles sustained contact, friction, joints and
+//     the penetration recovery of every other point.
 //
 // Restitution of a cluster: the smallest m_combinedRestitution among its
 // contacts approaching faster than the threshold (Bullet's default combiner
@@ -125,9 +128,11 @@
 // ½vᵀMv − fᵀx + ½h fᵀv between impacts; an elastic impact on v* conserves it
 // too, so a ball dropped with R = 1 keeps its bounce height. (Resolving v
 // loses h|g| of rebound speed per bounce; the end-of-step velocity gains it.)
-// Points of a resolved impact are not pushed out of penetration in that step:
-// the impact's velocities separate them, and a push-out would add potential
-// energy at every bounce.
+// The base solver does not push the points of a resolved impact out of
+// penetration in that step (m_distance1 is clamped to 0 for its solve): the
+// impact's velocities separate them, a velocity push-out would add potential
+// energy at every bounce, and what the outcome leaves closed is separated
+// at position level (see "Overlaps").
 //
 // ── Overlaps ────────────────────────────────────────────────────────────────
 // Bullet finds most impact points only after they have penetrated. Overlaps
