@@ -1016,7 +1016,6 @@ Resolution resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolv
   }
   const Impl::Rows& rows = s.rows;
   const int m = rows.m;
-  ++stats.impacts;
   for (int r = 0; r < m; ++r) {
     const double u = rows.normals.row(r).dot(rows.admissible) + rows.offsets[r];  // as resolved
     report.contacts.push_back(report_contact(s.points[ids[r]], -u));
@@ -1026,6 +1025,7 @@ Resolution resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolv
     add_message(report, "non-finite body state, metric or contact rows");
     return Resolution::kFailed;
   }
+  ++stats.impacts;  // handed to a law (ImpactStats::impacts)
   report.energy_before = cluster_kinetic_energy(s, members, rows.velocity);
   // v_g, the joint-violating part, is added back unchanged.
   const Eigen::VectorXd violating = rows.velocity - rows.admissible;

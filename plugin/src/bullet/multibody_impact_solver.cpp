@@ -821,6 +821,8 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
 
   Eigen::VectorXd after;
   Eigen::VectorXd impulses;
+  std::vector<btVector3> tangents;    // Routh: t1, t2 of contact r at 2r, 2r + 1
+  Eigen::VectorXd tangential;         // Routh: Λ_t of contact r at 2r, 2r + 1
   if (!routh) {
     ImpactProblem problem =
         internal::impact_problem(rows.inverse_mass, rows.normals, rows.velocity, rows.b, restitution);
@@ -856,7 +858,6 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     const Eigen::VectorXd relative = axis_rows * rows.velocity + axis_b;
     const Eigen::VectorXd u = rows.normals * rows.velocity + rows.b;
     const double approach = std::max(0.0, -u.minCoeff());
-    std::vector<btVector3> tangents;
     Eigen::VectorXd friction(m);
     for (int r = 0; r < m; ++r) {
       const Eigen::Vector3d n = to_eigen(normals[r]).normalized();
@@ -897,6 +898,8 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     report.message = sample.message;
     after = sample.outcomes[0].velocity;
     impulses = sample.outcomes[0].normal_impulses;
+    tangential = sample.outcomes[0].tangential_impulses;
+    stats.routh_lcps += sample.outcomes[0].lcps;
   }
 
   // Write-back: v_post + δ (multibody), v + δ (rigid). Everything the
@@ -934,6 +937,12 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   for (int r = 0; r < m; ++r) {
     ImpactReport::Contact contact = report_contact(s.points[c.ids[rows.kept[r]]], -u_before[r]);
     contact.impulse = impulses.size() > r ? impulses[r] : 0.0;
+    if (tangential.size() == 2 * m) {  // Routh: the frame and the friction impulse on a
+      contact.tangent1 = tangents[static_cast<size_t>(2 * r)];
+      contact.tangent2 = tangents[static_cast<size_t>(2 * r + 1)];
+      contact.friction_impulse = btScalar(tangential[2 * r]) * contact.tangent1 +
+                                 btScalar(tangential[2 * r + 1]) * contact.tangent2;
+    }
     report.contacts.push_back(contact);
   }
   // Points the impact leaves closed but overlapping — Bullet found them only

@@ -478,32 +478,43 @@ inline constexpr double kThresholdGravitySteps = 0.25;
 /// ~1e-12 m/s; 1e-6 m/s is far above it and far below any real strike.
 inline constexpr double kMinimumImpactThreshold = 1e-6;
 
-/// Counters since construction (reset() does not clear them).
-struct ImpactSolverStats {
-  std::int64_t solve_calls = 0;       ///< solveGroup calls
-  /// Impact clusters handed to a law (propagative, routh or their blend),
-  /// whether the law then succeeded or not; not the oversized Routh
-  /// clusters (routh_oversized) nor plastic clusters the propagative law
-  /// leaves to the base solver.
+/// Counters since construction (reset() does not clear them), the same
+/// type with the same meanings for both adapters (ImpactSolver and
+/// MultiBodyImpactSolver); a counter an adapter has no occasion for stays 0.
+struct ImpactStats {
+  std::int64_t solve_calls = 0;       ///< solveGroup / solveMultiBodyGroup calls
+  /// Impact clusters handed to a law (propagative, routh or their blend)
+  /// after every check on their input passed, whether the law then
+  /// succeeded or not; not the oversized Routh clusters (routh_oversized),
+  /// nor plastic clusters the propagative law leaves to the base solver,
+  /// nor clusters a check on their input (non-finite state or rows, an
+  /// unsupported constraint, no snapshot) handed to the base solver first.
   std::int64_t impacts = 0;
   std::int64_t reflections = 0;       ///< propagative reflections of those impacts
   /// Impacts whose law returned a status other than success (every one of
   /// them is also a fallback_to_base).
   std::int64_t fallbacks = 0;
   /// Clusters handed to the base solver with Bullet's own restitution
-  /// because their resolution failed: a non-success status, an exception, a
-  /// non-finite input or outcome (see "Failures"). ≥ fallbacks.
+  /// because their resolution failed or cannot be done: a non-success
+  /// status, an exception, a non-finite input or outcome, an unsupported
+  /// btMultiBodyConstraint, no snapshot (see "Failures"). ≥ fallbacks.
   std::int64_t fallbacks_to_base = 0;
-  /// Exceptions thrown by ImpactSolverConfig::on_impact, caught by the
-  /// solver (the impact stands; the host's callback failed, not the law).
+  /// Exceptions thrown by the config's on_impact, caught by the solver (the
+  /// impact stands; the host's callback failed, not the law).
   std::int64_t callback_exceptions = 0;
-  /// Contacts of impact clusters left out as inert (effective inverse mass
-  /// below kInertContactTolerance of its free value, see "Inert contacts").
+  /// Rigid adapter: contacts of impact clusters left out as inert (effective
+  /// inverse mass below kInertContactTolerance of its free value, see
+  /// "Inert contacts").
   std::int64_t inert_contacts = 0;
   std::int64_t routh_impacts = 0;     ///< clusters resolved with a Routh sample (routh, blend)
   std::int64_t routh_lcps = 0;        ///< LCPs those samples took
-  std::int64_t routh_oversized = 0;   ///< Routh clusters over RouthSettings::max_contacts
+  /// Rigid adapter: Routh clusters over RouthSettings::max_contacts.
+  std::int64_t routh_oversized = 0;
+  /// Multibody adapter: impacts without a pre-force snapshot (the solver not
+  /// attached to a world); each is also a fallback_to_base.
+  std::int64_t unattached = 0;
 };
+using ImpactSolverStats = ImpactStats;
 
 class ImpactSolver : public btConstraintSolver {
  public:

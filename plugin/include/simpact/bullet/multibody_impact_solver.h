@@ -341,30 +341,8 @@ inline constexpr double kAbaAsymmetryTolerance = 1e-3;
 /// below any genuine lever arm of a body of millimetre size or more.
 inline constexpr double kZeroRowTolerance = 1e-9;
 
-/// Counters since construction, with the rigid adapter's names and meanings
-/// (ImpactSolverStats).
-struct MultiBodyImpactStats {
-  std::int64_t solve_calls = 0;
-  /// Impact clusters handed to a law, whether it then succeeded or not (not
-  /// the clusters a check sent to the base solver before the law ran).
-  std::int64_t impacts = 0;
-  std::int64_t reflections = 0;
-  /// Impacts whose law returned a status other than success (each is also a
-  /// fallback_to_base).
-  std::int64_t fallbacks = 0;
-  /// Clusters handed to the base solver with Bullet's own restitution
-  /// because their resolution failed or cannot be done (header, "Never fail
-  /// the host"): a non-success status, an exception, non-finite input or
-  /// outcome, an unsupported btMultiBodyConstraint, no snapshot. ≥ fallbacks.
-  std::int64_t fallbacks_to_base = 0;
-  std::int64_t routh_impacts = 0;  ///< clusters resolved with a Routh sample
-  /// Multibody impacts without a pre-force snapshot (attach() not called);
-  /// each is also a fallback_to_base.
-  std::int64_t unattached = 0;
-  /// Exceptions thrown by MultiBodyImpactSolverConfig::on_impact: caught
-  /// (never passed to the host); the impact it reported stands.
-  std::int64_t callback_exceptions = 0;
-};
+/// The rigid adapter's counters, same type and meanings (ImpactStats).
+using MultiBodyImpactStats = ImpactStats;
 
 class MultiBodyImpactSolver : public btMultiBodyConstraintSolver {
  public:
