@@ -189,8 +189,8 @@ BulletSample bullet_sample(std::uint64_t seed, const simpact::scenes::Frictional
     return s;
   }
   const MultiBodyImpactReport& r = reports[0];
-  if (std::string(r.law) != "routh" || r.contacts.size() != 2 || r.velocity_after.size() != 7) {
-    s.problem = std::string("law ") + r.law + ", " + std::to_string(r.contacts.size()) + " contacts, " +
+  if (r.law != simpact::bullet::AppliedLaw::kRouth || r.contacts.size() != 2 || r.velocity_after.size() != 7) {
+    s.problem = std::string("law ") + simpact::bullet::to_string(r.law) + ", " + std::to_string(r.contacts.size()) + " contacts, " +
                 std::to_string(r.velocity_after.size()) + " coordinates: " + r.message;
     return s;
   }

@@ -36,7 +36,7 @@ constexpr double kStep = 1.0 / 240.0;
 
 struct Strike {
   std::vector<ImpactReport::Contact> contacts;  // of the first report
-  std::string law;
+  simpact::bullet::AppliedLaw law = simpact::bullet::AppliedLaw::kBaseSolver;
   ImpactStats stats;
   Eigen::Vector3d velocity, angular_velocity;
 };

@@ -232,7 +232,7 @@ TEST_P(LinkJointStrike, ExactElasticOutcomeWithTheLinksEffectiveMass) {
   ASSERT_NO_THROW(world.step(kStep));
 
   ASSERT_EQ(reports.size(), 1u);
-  EXPECT_STREQ(reports[0].law, "propagative");
+  EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kPropagative);
   EXPECT_EQ(reports[0].status, simpact::Status::kSuccess);
   EXPECT_EQ(reports[0].contacts.size(), 1u);
   // Stable ids (the pointers are valid only inside the callback).
@@ -303,7 +303,7 @@ TEST(MultiBodySelfCollision, LinksOfOneMultibodyStrikeEachOtherElastically) {
   ASSERT_NO_THROW(world.step(kStep));
   ASSERT_EQ(reports.size(), 1u);
   const MultiBodyImpactReport& r = reports[0];
-  EXPECT_STREQ(r.law, "propagative");
+  EXPECT_EQ(r.law, simpact::bullet::AppliedLaw::kPropagative);
   ASSERT_EQ(r.contacts.size(), 1u);
   ASSERT_EQ(r.multibodies.size(), 1u);
   const auto* a = btMultiBodyLinkCollider::upcast(r.contacts[0].a);
@@ -502,7 +502,7 @@ TEST_P(MultiBodyConstraintStrike, ExactImpactOrReportedFallback) {
   const MultiBodyImpactReport& r = run.reports[0];
   const double m = (couples_twin(kind) ? 2.0 : 1.0) * run.m_eff, M = kBallMass;
   if (stays_with_impact(kind)) {
-    EXPECT_STREQ(r.law, "propagative");
+    EXPECT_EQ(r.law, simpact::bullet::AppliedLaw::kPropagative);
     EXPECT_EQ(run.stats.impacts, 1);
     EXPECT_EQ(run.stats.fallbacks_to_base, 0);
     EXPECT_NEAR(r.energy_after, r.energy_before, kTolerance * r.energy_before);
@@ -518,7 +518,7 @@ TEST_P(MultiBodyConstraintStrike, ExactImpactOrReportedFallback) {
       EXPECT_NEAR(run.twin, bob_exact, kTolerance) << "the welded twin";
     }
   } else {
-    EXPECT_STREQ(r.law, "base_solver");
+    EXPECT_EQ(r.law, simpact::bullet::AppliedLaw::kBaseSolver);
     EXPECT_NE(r.message.find("btMultiBody"), std::string::npos) << r.message;
     EXPECT_NE(r.message.find("base solver"), std::string::npos) << r.message;
     EXPECT_TRUE(r.fallback_to_base);
@@ -531,7 +531,7 @@ TEST_P(MultiBodyConstraintStrike, ExactImpactOrReportedFallback) {
     ASSERT_EQ(run.state.size(), stock.state.size());
     for (size_t k = 0; k < run.state.size(); ++k) EXPECT_EQ(run.state[k], stock.state[k]) << "entry " << k;
   }
-  std::printf("%s: law %s, bob %.12f, ball %.12f, message \"%s\"\n", constraint_name(kind), r.law, run.bob,
+  std::printf("%s: law %s, bob %.12f, ball %.12f, message \"%s\"\n", constraint_name(kind), simpact::bullet::to_string(r.law), run.bob,
               run.ball, r.message.c_str());
 }
 
@@ -625,7 +625,7 @@ TEST(MultiBodyCoupling, DriftOfASoftConstraintIsRemovedPlasticallyBeforeTheImpac
   ASSERT_NO_THROW(run = run_constraint_scene(Constraint::kFixed, true, 0.0, kTwinRate * kSpeed / kLength));
   ASSERT_EQ(run.reports.size(), 1u);
   const MultiBodyImpactReport& r = run.reports[0];
-  EXPECT_STREQ(r.law, "propagative");
+  EXPECT_EQ(r.law, simpact::bullet::AppliedLaw::kPropagative);
   const double m = 2.0 * run.m_eff, M = kBallMass, v = 0.5 * (1.0 + kTwinRate) * kSpeed;
   EXPECT_NEAR(run.ball, 2.0 * m * v / (m + M), kTolerance);
   EXPECT_NEAR(run.bob, v * (m - M) / (m + M), kTolerance);
@@ -649,7 +649,7 @@ TEST(MultiBodyCoupling, ConstraintWithZeroImpulseCapIsIgnored) {
   ConstraintRun run;
   ASSERT_NO_THROW(run = run_constraint_scene(Constraint::kFixed, true, 0.0, kSpeed / kLength, 0.0));
   ASSERT_EQ(run.reports.size(), 1u);
-  EXPECT_STREQ(run.reports[0].law, "propagative");
+  EXPECT_EQ(run.reports[0].law, simpact::bullet::AppliedLaw::kPropagative);
   EXPECT_EQ(run.reports[0].multibodies.size(), 1u);
   const double m = run.m_eff, M = kBallMass;
   EXPECT_NEAR(run.ball, 2.0 * m * kSpeed / (m + M), kTolerance);
@@ -687,7 +687,7 @@ TEST(MultiBodyCoupling, JointedRigidPartnerStrikesAsOneMassAndItsDriftIsRemoved)
     ASSERT_NO_THROW(world.step(kStep));
     world.dynamics_world().removeConstraint(&joint);
     ASSERT_EQ(reports.size(), 1u);
-    EXPECT_STREQ(reports[0].law, "propagative");
+    EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kPropagative);
     EXPECT_EQ(reports[0].rigid_bodies.size(), 2u);
     const double m = scene.m_eff, M = 2 * kBallMass, u = 0.5 * drift;
     const double bob = ((m - M) * kSpeed + 2 * M * u) / (m + M);
@@ -785,12 +785,12 @@ TEST(MultiBodyFallback, ReflectionCapLeavesTheClusterToTheBaseSolver) {
   MultiBodyWorld stock_world(no_gravity(false));
   const std::vector<double> stock = cradle_rates(stock_world, kBalls);
   ASSERT_EQ(reports.size(), 1u);
-  EXPECT_STREQ(reports[0].law, "base_solver");
+  EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kBaseSolver);
   EXPECT_EQ(reports[0].status, simpact::Status::kReflectionCapReached);
   EXPECT_NE(reports[0].message.find("reflection_cap_reached"), std::string::npos) << reports[0].message;
   EXPECT_TRUE(reports[0].velocity_after.size() == 0);
   EXPECT_TRUE(reports[0].fallback_to_base);
-  EXPECT_STREQ(reports[0].attempted_law, "propagative");
+  EXPECT_EQ(reports[0].attempted_law, simpact::bullet::AppliedLaw::kPropagative);
   EXPECT_EQ(world.impact_solver()->stats().impacts, 1);  // the law ran…
   EXPECT_EQ(world.impact_solver()->stats().fallbacks, 1);  // …and did not succeed
   EXPECT_EQ(world.impact_solver()->stats().fallbacks_to_base, 1);
@@ -817,7 +817,7 @@ TEST(MultiBodyFallback, NonFiniteRestitutionIsNeverWritten) {
   pendulums[1]->getLink(0).m_collider->setRestitution(btScalar(std::nan("")));
   ASSERT_NO_THROW(world.step(kStep));
   ASSERT_EQ(reports.size(), 1u);
-  EXPECT_STREQ(reports[0].law, "base_solver");
+  EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kBaseSolver);
   EXPECT_NE(reports[0].message.find("restitution"), std::string::npos) << reports[0].message;
   EXPECT_TRUE(finite_at_report);
   EXPECT_TRUE(reports[0].fallback_to_base);

@@ -105,7 +105,7 @@ TEST(MultiBodyImpact, PendulumCradleMatchesRigidCradle) {
     double before = 0.0, after = 0.0;
     const std::vector<double> rates = cradle(n, true, &reports, &before, &after);
     ASSERT_EQ(reports.size(), 1u);
-    EXPECT_STREQ(reports[0].law, "propagative");
+    EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kPropagative);
     EXPECT_EQ(reports[0].multibodies.size(), static_cast<size_t>(n));
     EXPECT_EQ(reports[0].contacts.size(), static_cast<size_t>(n - 1));
     for (int i = 0; i < n; ++i) EXPECT_NEAR(rates[i], i == n - 1 ? 1.0 : 0.0, kTolerance) << "pendulum " << i;
@@ -308,7 +308,7 @@ TEST(MultiBodyImpact, RouthSamplesOnTheArmDissipate) {
     const double before = MultiBodyWorld::kinetic_energy(*arm);
     world.step(kStep);
     ASSERT_EQ(reports.size(), 1u);
-    EXPECT_STREQ(reports[0].law, "routh");
+    EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kRouth);
     EXPECT_EQ(world.impact_solver()->stats().routh_impacts, 1);
     EXPECT_LT(reports[0].energy_after, 0.9 * reports[0].energy_before);
     EXPECT_NEAR(reports[0].energy_before, before, kTolerance * 10 * before);
@@ -352,7 +352,7 @@ TEST(MultiBodyImpact, RouthOnPendulumAndSphereDissipatesAndSpins) {
     btRigidBody* ball = world.add_sphere(r, sphere);
     world.step(kStep);
     ASSERT_EQ(reports.size(), 1u);
-    EXPECT_STREQ(reports[0].law, "routh");
+    EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kRouth);
     EXPECT_LT(reports[0].energy_after, 0.95 * reports[0].energy_before);
     EXPECT_GT(reports[0].energy_after, 0.0);
     const Eigen::VectorXd u = reports[0].normals * reports[0].velocity_after + reports[0].normal_offsets;
@@ -450,7 +450,7 @@ TEST(MultiBodyImpact, UnattachedSolverLeavesMultibodyImpactsToBullet) {
   btMultiBody* b = world.add_pendulum({2 * r - kOverlap, 1, 0}, {2 * r - kOverlap, 0, 0}, r, 1.0, 1.0, 0.0);
   world.step(kStep);
   ASSERT_EQ(reports.size(), 1u);
-  EXPECT_STREQ(reports[0].law, "base_solver");
+  EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kBaseSolver);
   EXPECT_NE(reports[0].message.find("attach"), std::string::npos);
   EXPECT_EQ(world.impact_solver()->stats().unattached, 1);
   EXPECT_TRUE(std::isfinite(MultiBodyWorld::joint_velocity(*a, 0)));
@@ -476,7 +476,7 @@ TEST(MultiBodyImpact, FreeBaseBallBouncesElastically) {
   btMultiBody* ball = world.add_free_base_tree(base, {}, {{-1, base.center, 0.1, 1.0, 0.0}});
   world.step(kStep);
   ASSERT_EQ(reports.size(), 1u);
-  EXPECT_STREQ(reports[0].law, "propagative");
+  EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kPropagative);
   EXPECT_EQ(reports[0].velocity_after.size(), 6);  // free base: [ω, v]
   const Eigen::Vector3d v = MultiBodyWorld::link_velocity(*ball, -1);
   EXPECT_NEAR(v.x(), 0.3, kTolerance);
@@ -547,7 +547,7 @@ TEST(MultiBodyImpact, CompassGaitFreeBaseMatchesPlanarRouthSamples) {
     world.step(kImpactStep);
     ASSERT_EQ(reports.size(), 1u);
     const MultiBodyImpactReport& rep = reports[0];
-    EXPECT_STREQ(rep.law, "routh");
+    EXPECT_EQ(rep.law, simpact::bullet::AppliedLaw::kRouth);
     ASSERT_EQ(rep.contacts.size(), 2u);
     ASSERT_EQ(rep.velocity_after.size(), 7);  // [ω_base, v_base, q̇]
     // Bullet's contact order (lead foot at x = −2 l sin φ).
@@ -608,7 +608,7 @@ TEST(MultiBodyBase, PendulumCradleWithEachBase) {
     int fallbacks = 0;
     const std::vector<double> rates = cradle(3, true, &reports, &before, &after, base, nullptr, &fallbacks);
     ASSERT_EQ(reports.size(), 1u);
-    EXPECT_STREQ(reports[0].law, "propagative");
+    EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kPropagative);
     EXPECT_NEAR(rates[0], 0.0, kTolerance);
     EXPECT_NEAR(rates[1], 0.0, kTolerance);
     EXPECT_NEAR(rates[2], 1.0, kTolerance);

@@ -602,8 +602,8 @@ TEST(Fallback, ReflectionCapHandsTheClusterToStockSolverBitForBit) {
   ASSERT_EQ(reports.size(), 1u);
   const ImpactReport& r = reports[0];
   EXPECT_TRUE(r.fallback_to_base);
-  EXPECT_STREQ(r.law, "base_solver");
-  EXPECT_STREQ(r.attempted_law, "propagative");
+  EXPECT_EQ(r.law, simpact::bullet::AppliedLaw::kBaseSolver);
+  EXPECT_EQ(r.attempted_law, simpact::bullet::AppliedLaw::kPropagative);
   EXPECT_EQ(r.status, Status::kReflectionCapReached);
   EXPECT_NE(r.message.find("base solver"), std::string::npos) << r.message;
   EXPECT_EQ(r.body_ids.size(), 3u);

@@ -157,7 +157,7 @@ TEST(RouthBoxDrop, OutcomesDependOnTheSeed) {
     const Drop d = DropBox(seed);
     ASSERT_TRUE(d.struck);
     const ImpactReport& r = d.report;
-    ASSERT_STREQ(r.law, "routh");
+    ASSERT_EQ(r.law, simpact::bullet::AppliedLaw::kRouth);
     ASSERT_EQ(r.contacts.size(), 4u) << "the four bottom corners strike together";
     EXPECT_EQ(r.status, Status::kSuccess) << r.message;
     EXPECT_TRUE(r.terminated);
@@ -342,7 +342,7 @@ TEST_P(SphereCoreVsAdapter, MatchesTheClosedFormAndTheCore) {
   const SphereRun run = StrikeSphere(c, ImpactLaw::kRouth);
   ASSERT_TRUE(run.struck) << "the sphere must strike in the first step";
   const ImpactReport& r = run.report;
-  ASSERT_STREQ(r.law, "routh");
+  ASSERT_EQ(r.law, simpact::bullet::AppliedLaw::kRouth);
   ASSERT_EQ(r.contacts.size(), 1u);
   EXPECT_EQ(r.status, Status::kSuccess) << r.message;
   EXPECT_EQ(run.routh_impacts, 1);
@@ -461,7 +461,7 @@ TEST_P(CornerCoreVsAdapter, SampleEqualsTheCoresOnTheSameContact) {
   world.step(kStep);
   ASSERT_TRUE(struck);
   ASSERT_EQ(report.contacts.size(), 1u) << "a single corner touches";
-  ASSERT_STREQ(report.law, "routh");
+  ASSERT_EQ(report.law, simpact::bullet::AppliedLaw::kRouth);
 
   const ImpactReport::Contact& contact = report.contacts[0];
   const bool box_is_a = contact.id_a == body->getWorldArrayIndex();  // ids: the report is a copy
@@ -514,7 +514,7 @@ TEST(AutoLaw, FrictionalPlasticClustersGoToRouth) {
   const SphereRun automatic = StrikeSphere(kOblique, ImpactLaw::kAuto, 0.0, 3);
   const SphereRun routh = StrikeSphere(kOblique, ImpactLaw::kRouth, 0.0, 3);
   ASSERT_TRUE(automatic.struck);
-  EXPECT_STREQ(automatic.report.law, "routh");
+  EXPECT_EQ(automatic.report.law, simpact::bullet::AppliedLaw::kRouth);
   EXPECT_EQ(automatic.v, routh.v);  // the same law, seed and step: bitwise
   EXPECT_EQ(automatic.w, routh.w);
 }
@@ -524,7 +524,7 @@ TEST(AutoLaw, FrictionlessClustersGoToThePropagativeLaw) {
   frictionless.friction = 0.0;
   const SphereRun run = StrikeSphere(frictionless, ImpactLaw::kAuto, 0.5);
   ASSERT_TRUE(run.struck);
-  EXPECT_STREQ(run.report.law, "propagative");
+  EXPECT_EQ(run.report.law, simpact::bullet::AppliedLaw::kPropagative);
   EXPECT_NEAR(run.v.x(), frictionless.velocity.x(), kAgreement) << "no friction";
   EXPECT_NEAR(run.v.y(), 0.5 * 2.0, kAgreement) << "Newton's rebound, R = 0.5";
   // Frictionless and plastic: the base solver's (resolve_plastic_impacts off).
@@ -535,7 +535,7 @@ TEST(AutoLaw, FrictionlessClustersGoToThePropagativeLaw) {
 TEST(AutoLaw, ElasticClustersGoToThePropagativeLaw) {
   const SphereRun run = StrikeSphere(kOblique, ImpactLaw::kAuto, 1.0);
   ASSERT_TRUE(run.struck);
-  EXPECT_STREQ(run.report.law, "propagative");
+  EXPECT_EQ(run.report.law, simpact::bullet::AppliedLaw::kPropagative);
   EXPECT_NEAR(run.v.y(), 2.0, kAgreement);
   EXPECT_NEAR(run.report.energy_after, run.report.energy_before, kAgreement * run.report.energy_before);
 }
@@ -550,7 +550,7 @@ TEST(AutoLaw, FrictionalRestitutionBlendsElasticAndRouth) {
     const SphereRun blend = StrikeSphere(kOblique, ImpactLaw::kAuto, restitution, 3);
     const SphereRun routh = StrikeSphere(kOblique, ImpactLaw::kRouth, restitution, 3);
     ASSERT_TRUE(blend.struck);
-    ASSERT_STREQ(blend.report.law, "routh_restitution");
+    ASSERT_EQ(blend.report.law, simpact::bullet::AppliedLaw::kRouthRestitution);
     EXPECT_NEAR(blend.report.restitution, restitution, 1e-7);  // stored in btScalar
     const ImpactReport::Contact& c = blend.report.contacts.at(0);
     const double approach = c.approach_speed;
@@ -607,7 +607,7 @@ TEST(RouthJoints, PendulumStrikeKeepsThePivotFixed) {
   world.add_point2point(ball, pivot);
   world.step(kStep);
   ASSERT_TRUE(struck);
-  ASSERT_STREQ(report.law, "routh");
+  ASSERT_EQ(report.law, simpact::bullet::AppliedLaw::kRouth);
   EXPECT_EQ(report.status, Status::kSuccess) << report.message;
   ASSERT_EQ(report.contacts.size(), 1u);
   const double scale = body.velocity.norm();
@@ -637,7 +637,7 @@ TEST(RouthCap, OversizedClustersAreLeftToTheBaseSolverAndReported) {
     world.step(kStep);
   }
   ASSERT_EQ(reports.size(), 1u);
-  EXPECT_STREQ(reports[0].law, "base_solver");
+  EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kBaseSolver);
   EXPECT_NE(reports[0].message.find("exceeds routh.max_contacts = 3"), std::string::npos)
       << reports[0].message;
   EXPECT_EQ(reports[0].contacts.size(), 4u);
@@ -699,7 +699,7 @@ TEST(RouthCap, AutoTakesThePropagativeLawForLivelyOversizedClusters) {
   scenes::box_drop(world, drop);
   for (int k = 0; k < kMaxDropSteps && reports.empty(); ++k) world.step(kStep);
   ASSERT_FALSE(reports.empty());
-  EXPECT_STREQ(reports[0].law, "propagative");
+  EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kPropagative);
   EXPECT_NE(reports[0].message.find("exceeds routh.max_contacts"), std::string::npos);
   EXPECT_EQ(world.impact_solver()->stats().routh_oversized, 1);
 }
@@ -777,7 +777,7 @@ TEST(PredictOutcomeSets, WorldUnchangedAndTheNextStepTakesSampleZero) {
   EXPECT_EQ(steps_with_prediction, 1);
   ASSERT_EQ(prediction.size(), 1u);
   const bullet::PredictedImpact& p = prediction[0];
-  EXPECT_STREQ(p.law, "routh");
+  EXPECT_EQ(p.law, simpact::bullet::AppliedLaw::kRouth);
   ASSERT_TRUE(p.sampled) << p.message;
   ASSERT_EQ(p.bodies.size(), 1u);
   EXPECT_EQ(p.bodies[0], box);
@@ -829,7 +829,7 @@ TEST(PredictOutcomeSets, OversizedClustersAreNotSampled) {
     const auto prediction = world.impact_solver()->predict_outcome_sets(world.dynamics_world(), btScalar(kStep), set);
     if (!prediction.empty()) {
       EXPECT_FALSE(prediction[0].sampled);
-      EXPECT_STREQ(prediction[0].law, "base_solver");
+      EXPECT_EQ(prediction[0].law, simpact::bullet::AppliedLaw::kBaseSolver);
       EXPECT_NE(prediction[0].message.find("exceeds routh.max_contacts = 2"), std::string::npos);
       EXPECT_EQ(prediction[0].set.velocities.size(), 0);
       return;

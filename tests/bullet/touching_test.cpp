@@ -413,7 +413,7 @@ TEST(Touching, PredictionIncludesTheTouchingPairs) {
   ASSERT_EQ(predicted.size(), 1u);
   EXPECT_EQ(predicted[0].bodies.size(), std::size_t(kBalls)) << "every ball of the row is in the cluster";
   EXPECT_EQ(predicted[0].contacts.size(), std::size_t(kBalls - 1));
-  EXPECT_STREQ(predicted[0].law, "routh");
+  EXPECT_EQ(predicted[0].law, simpact::bullet::AppliedLaw::kRouth);
 }
 
 }  // namespace

@@ -785,7 +785,7 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
       std::fprintf(stderr,
                    "  step %d: impact gains %.3g relative: law %s, status %d, %zu bodies, %zu "
                    "contacts, R %.3g, energy %.17g -> %.17g, %zu reflections%s%s\n",
-                   step, gain, report.law, int(report.status), report.bodies.size(),
+                   step, gain, bullet::to_string(report.law), int(report.status), report.bodies.size(),
                    report.contacts.size(), report.restitution, report.energy_before,
                    report.energy_after, report.sequence.size(), report.message.empty() ? "" : ": ",
                    report.message.c_str());
@@ -1190,7 +1190,7 @@ FuzzWorldResult run_fuzz_multibody_world(std::uint64_t seed, std::int64_t index,
       std::fprintf(stderr,
                    "  step %d: impact gains %.3g relative: law %s, status %d, %zu multibodies, %zu "
                    "rigid, %zu contacts, R %.3g, energy %.17g -> %.17g%s%s\n",
-                   step, gain, report.law, int(report.status), report.multibodies.size(),
+                   step, gain, bullet::to_string(report.law), int(report.status), report.multibodies.size(),
                    report.rigid_bodies.size(), report.contacts.size(), report.restitution,
                    report.energy_before, report.energy_after, report.message.empty() ? "" : ": ",
                    report.message.c_str());

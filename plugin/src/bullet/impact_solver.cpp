@@ -21,6 +21,7 @@
 #include <initializer_list>
 #include <limits>
 #include <numeric>
+#include <ostream>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -36,10 +37,6 @@ constexpr std::array<std::pair<ImpactLaw, const char*>, 3> kLawNames = {{
 }};
 
 // ImpactReport::law values.
-constexpr const char* kLawPropagative = "propagative";
-constexpr const char* kLawRouth = "routh";
-constexpr const char* kLawRouthRestitution = "routh_restitution";
-constexpr const char* kLawBaseSolver = "base_solver";
 
 using Vector6 = Eigen::Matrix<double, 6, 1>;
 using internal::is_dynamic;
@@ -119,6 +116,18 @@ const char* to_string(ImpactLaw law) {
     if (value == law) return name;
   return "unknown";
 }
+
+const char* to_string(AppliedLaw law) {
+  switch (law) {
+    case AppliedLaw::kPropagative: return "propagative";
+    case AppliedLaw::kRouth: return "routh";
+    case AppliedLaw::kRouthRestitution: return "routh_restitution";
+    case AppliedLaw::kBaseSolver: return "base_solver";
+  }
+  return "unknown";
+}
+
+std::ostream& operator<<(std::ostream& out, AppliedLaw law) { return out << to_string(law); }
 
 ImpactLaw parse_impact_law(const std::string& name) {
   for (const auto& [value, law_name] : kLawNames)
@@ -441,15 +450,15 @@ Decision decide(const ImpactSolverConfig& config, const ClusterInfo& info, int c
   return d;
 }
 
-const char* law_name(Applied law) {
+AppliedLaw law_name(Applied law) {
   switch (law) {
-    case Applied::kPropagative: return kLawPropagative;
-    case Applied::kRouth: return kLawRouth;
-    case Applied::kBlend: return kLawRouthRestitution;
+    case Applied::kPropagative: return AppliedLaw::kPropagative;
+    case Applied::kRouth: return AppliedLaw::kRouth;
+    case Applied::kBlend: return AppliedLaw::kRouthRestitution;
     case Applied::kNone:
     case Applied::kBaseSolver: break;
   }
-  return kLawBaseSolver;
+  return AppliedLaw::kBaseSolver;
 }
 
 // The seed of a cluster's Routh sample (impact_solver.h, "Seeds").
@@ -1180,10 +1189,10 @@ void resolve_cluster_safely(Impl& s, const ImpactSolverConfig& config, ImpactSol
     for (const int j : members) s.failed[static_cast<size_t>(j)] = 1;
     ++stats.fallbacks_to_base;
     report.fallback_to_base = true;
-    report.law = kLawBaseSolver;
+    report.law = AppliedLaw::kBaseSolver;
     if (report.status == Status::kSuccess) report.status = Status::kInfeasible;
     add_message(report, std::string("cluster handed to the base solver with Bullet's restitution (") +
-                            report.attempted_law + " failed)");
+                            to_string(report.attempted_law) + " failed)");
     report.sequence.clear();
     report.contacts.clear();
     for (const int id : ids) report.contacts.push_back(report_contact(s.points[id], -s.points[id].u));
@@ -1588,7 +1597,7 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
       if (decision.law == Applied::kRouth) {
         const FrictionalResult sample0 = sampler.sample(0);
         if (sample0.status != Status::kSuccess) {
-          prediction.law = kLawBaseSolver;
+          prediction.law = AppliedLaw::kBaseSolver;
           prediction.message += std::string(prediction.message.empty() ? "" : "; ") + "sample 0 ends with " +
                                 to_string(sample0.status) +
                                 ": the step hands this cluster to the base solver with Bullet's restitution";

@@ -31,9 +31,6 @@ namespace simpact::bullet {
 
 namespace {
 
-constexpr const char* kLawPropagative = "propagative";
-constexpr const char* kLawRouth = "routh";
-constexpr const char* kLawBaseSolver = "base_solver";
 
 using internal::to_bullet;
 using internal::to_eigen;
@@ -537,7 +534,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
 
   MultiBodyImpactReport report;
   report.restitution = restitution;
-  report.law = routh ? kLawRouth : kLawPropagative;
+  report.law = routh ? AppliedLaw::kRouth : AppliedLaw::kPropagative;
   report.attempted_law = report.law;
   // Cluster layout: multibodies first, then rigid bodies.
   std::vector<int> order = c.members;
@@ -577,7 +574,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     if (from_law) ++stats.fallbacks;
     ++stats.fallbacks_to_base;
     report.fallback_to_base = true;
-    report.law = kLawBaseSolver;
+    report.law = AppliedLaw::kBaseSolver;
     report.status = status;
     report.message = message + kFallbackSuffix;
     report.velocity_after.resize(0);
@@ -1025,8 +1022,8 @@ void cluster_failed(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBod
   try {
     MultiBodyImpactReport report;
     report.fallback_to_base = true;
-    report.attempted_law = config.law == ImpactLaw::kRouth ? kLawRouth : kLawPropagative;
-    report.law = kLawBaseSolver;
+    report.attempted_law = config.law == ImpactLaw::kRouth ? AppliedLaw::kRouth : AppliedLaw::kPropagative;
+    report.law = AppliedLaw::kBaseSolver;
     report.status = Status::kInfeasible;
     report.message = std::string("exception while resolving (") + what + ")" + kFallbackSuffix;
     for (const int j : c.members) {
@@ -1100,8 +1097,8 @@ void batch_failed(const MultiBodyImpactSolverConfig& config, MultiBodyImpactStat
   try {
     MultiBodyImpactReport report;
     report.fallback_to_base = true;
-    report.attempted_law = config.law == ImpactLaw::kRouth ? kLawRouth : kLawPropagative;
-    report.law = kLawBaseSolver;
+    report.attempted_law = config.law == ImpactLaw::kRouth ? AppliedLaw::kRouth : AppliedLaw::kPropagative;
+    report.law = AppliedLaw::kBaseSolver;
     report.status = Status::kInfeasible;
     report.message = std::string("impact phase failed for the batch (") + what +
                      "): its unresolved clusters are left to the base solver with Bullet's restitution";

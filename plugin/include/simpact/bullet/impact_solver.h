@@ -238,6 +238,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -261,6 +262,20 @@ enum class ImpactLaw {
 
 /// "propagative", "routh", "auto".
 const char* to_string(ImpactLaw law);
+
+/// The law a report says was applied to a cluster (ImpactReport::law,
+/// MultiBodyImpactReport::law, PredictedImpact::law).
+enum class AppliedLaw {
+  kPropagative,       ///< Seghete & Murphey's propagative law
+  kRouth,             ///< one Routh sample (Halm & Posa)
+  kRouthRestitution,  ///< auto's blend for frictional 0 < R < 1 (see "Laws")
+  kBaseSolver,        ///< left to the base solver (cap or fallback; see the report)
+};
+/// "propagative", "routh", "routh_restitution", "base_solver" ("unknown"
+/// for a value outside the enum).
+const char* to_string(AppliedLaw law);
+/// Writes to_string(law) (test and log output).
+std::ostream& operator<<(std::ostream& out, AppliedLaw law);
 /// The law named by to_string(); throws std::invalid_argument naming the
 /// accepted names otherwise.
 ImpactLaw parse_impact_law(const std::string& name);
@@ -306,24 +321,24 @@ struct ImpactReport {
     btVector3 friction_impulse{0, 0, 0};
   };
   std::vector<Contact> contacts;
-  /// The law applied to this cluster: "propagative", "routh",
-  /// "routh_restitution" (auto's blend for frictional 0 < R < 1) or
-  /// "base_solver" (a Routh cluster over RouthSettings::max_contacts, left to
+  /// The law applied to this cluster: kPropagative, kRouth,
+  /// kRouthRestitution (auto's blend for frictional 0 < R < 1) or
+  /// kBaseSolver (a Routh cluster over RouthSettings::max_contacts, left to
   /// the base solver with restitution off; or a failed cluster, see
   /// `fallback_to_base`; `message` says why; its contacts carry the approach
   /// speeds without this step's forces and no impulses).
-  const char* law = "propagative";
+  AppliedLaw law = AppliedLaw::kPropagative;
   /// The cluster's resolution failed (see "Failures" above) and, for this
   /// step, the cluster was handed to the base solver WITH BULLET'S OWN
   /// RESTITUTION (m_combinedRestitution and m_restitutionVelocityThreshold as
   /// the world has them); nothing of the impact phase was applied to its
-  /// bodies. `law` is then "base_solver", `attempted_law` the law that
+  /// bodies. `law` is then kBaseSolver, `attempted_law` the law that
   /// failed, `status` and `message` say why (status kSuccess never appears
   /// with it: an exception or an unsupported input reports kInfeasible).
   bool fallback_to_base = false;
-  /// With fallback_to_base: the law that was attempted ("propagative",
-  /// "routh", "routh_restitution"); otherwise equal to `law`.
-  const char* attempted_law = "propagative";
+  /// With fallback_to_base: the law that was attempted (kPropagative,
+  /// kRouth, kRouthRestitution); otherwise equal to `law`.
+  AppliedLaw attempted_law = AppliedLaw::kPropagative;
   double restitution = 1.0;
   std::vector<int> sequence;      ///< contacts reflected (indices into contacts)
   double energy_before = 0.0;     ///< kinetic energy of the cluster (mid-step velocities) [J]
@@ -373,10 +388,9 @@ struct RouthSettings {
 struct PredictedImpact {
   std::vector<const btRigidBody*> bodies;      ///< the cluster's dynamic bodies
   std::vector<ImpactReport::Contact> contacts; ///< rows of the problem (impulses 0)
-  /// What the next step applies to this cluster: "propagative", "routh",
-  /// "routh_restitution" or "base_solver" (as ImpactReport::law). With
-  /// "routh", the next step applies exactly sample 0 of `set`.
-  const char* law = "propagative";
+  /// What the next step applies to this cluster (as ImpactReport::law).
+  /// With kRouth, the next step applies exactly sample 0 of `set`.
+  AppliedLaw law = AppliedLaw::kPropagative;
   double restitution = 1.0;
   std::uint64_t sample_seed = 0;   ///< the Routh seed the next step uses
   Eigen::VectorXd velocity;        ///< v*, mid-step, before the impact (6k)

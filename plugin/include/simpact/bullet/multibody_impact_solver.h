@@ -126,7 +126,7 @@
 //   exchanged between them is consistent; an elastic impact conserves the
 //   symplectic-Euler shadow energy, as explained in impact_solver.h. Without
 //   attach() (no snapshot), clusters containing a multibody are NOT resolved:
-//   they are reported (law "base_solver", message says why), counted in
+//   they are reported (law kBaseSolver, message says why), counted in
 //   MultiBodyImpactStats::unattached (and fallbacks_to_base), and keep
 //   Bullet's restitution. Bullet's
 //   multibody solver itself measures restitution on post-force velocities of
@@ -193,7 +193,7 @@
 // cannot throw — and for this step it is handed to the base solver with
 // Bullet's own restitution. Its report says which cluster (multibodies,
 // rigid bodies, contacts), why (status, message) and which fallback
-// (fallback_to_base, law "base_solver", attempted_law);
+// (fallback_to_base, law kBaseSolver, attempted_law);
 // MultiBodyImpactStats::fallbacks_to_base counts it. An exception from
 // on_impact is caught (MultiBodyImpactStats::callback_exceptions); the
 // impact it reported stands. Bullet's own solvers do not throw (its
@@ -262,18 +262,18 @@ struct MultiBodyImpactReport {
   std::vector<int> rigid_body_ids;
   std::vector<int> offsets;  ///< first coordinate of each node's block (multibodies, then rigid)
   std::vector<ImpactReport::Contact> contacts;
-  /// "propagative", "routh" or "base_solver" (not resolved: see
+  /// kPropagative, kRouth or kBaseSolver (not resolved: see
   /// fallback_to_base; message says why).
-  const char* law = "propagative";
+  AppliedLaw law = AppliedLaw::kPropagative;
   /// The cluster was handed, for this step, to the base solver WITH
   /// BULLET'S OWN RESTITUTION because its resolution failed or cannot be done
   /// (header, "Never fail the host"); nothing of the impact phase was
-  /// applied to its bodies. `law` is then "base_solver", `status` the law's
+  /// applied to its bodies. `law` is then kBaseSolver, `status` the law's
   /// status when the law ran (else kInfeasible), `message` why.
   bool fallback_to_base = false;
-  /// The law configured for the cluster ("propagative", "routh"), also
+  /// The law configured for the cluster (kPropagative, kRouth), also
   /// when it fell back.
-  const char* attempted_law = "propagative";
+  AppliedLaw attempted_law = AppliedLaw::kPropagative;
   double restitution = 1.0;
   std::vector<int> sequence;   ///< propagative: contacts reflected
   Eigen::VectorXd velocity_before;  ///< v*, mid-step, cluster layout
