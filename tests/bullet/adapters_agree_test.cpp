@@ -16,6 +16,7 @@
 
 #include <Eigen/Core>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -145,5 +146,38 @@ INSTANTIATE_TEST_SUITE_P(SharedLaws, AdaptersAgree,
                          [](const ::testing::TestParamInfo<ImpactLaw>& param_info) {
                            return std::string(simpact::bullet::to_string(param_info.param));
                          });
+
+// The settings both configs share are one struct (ImpactSettings) with one
+// validation: a bad shared field is rejected by both adapters, with the
+// same field named.
+TEST(SharedSettings, BothAdaptersRejectABadSharedFieldNamingIt) {
+  struct Case {
+    const char* field;
+    void (*spoil)(simpact::bullet::ImpactSettings&);
+  };
+  const Case cases[] = {
+      {"touch_tolerance", [](simpact::bullet::ImpactSettings& c) { c.touch_tolerance = -1.0; }},
+      {"max_reflections", [](simpact::bullet::ImpactSettings& c) { c.max_reflections = -1; }},
+      {"policy", [](simpact::bullet::ImpactSettings& c) { c.policy = simpact::OrderPolicy::kAll; }},
+      {"routh.max_steps", [](simpact::bullet::ImpactSettings& c) { c.routh.max_steps = 0; }},
+      {"routh.cone_directions", [](simpact::bullet::ImpactSettings& c) { c.routh.cone_directions = 2; }},
+  };
+  for (const Case& c : cases) {
+    simpact::bullet::ImpactSolverConfig rigid;
+    simpact::bullet::MultiBodyImpactSolverConfig multibody;
+    c.spoil(rigid);
+    c.spoil(multibody);
+    for (int adapter = 0; adapter < 2; ++adapter) {
+      try {
+        if (adapter == 0) simpact::bullet::validate(rigid);
+        else simpact::bullet::validate(multibody);
+        ADD_FAILURE() << (adapter == 0 ? "rigid" : "multibody") << " accepted a bad " << c.field;
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find(c.field), std::string::npos)
+            << (adapter == 0 ? "rigid: " : "multibody: ") << e.what();
+      }
+    }
+  }
+}
 
 }  // namespace

@@ -237,10 +237,9 @@ void read_routh(const Json& object, bullet::RouthSettings& routh, bool multibody
   }
 }
 
-/// The "simpact" object into the fields ImpactSolverConfig and
-/// MultiBodyImpactSolverConfig share; `multibody` picks which scene it is.
-template <class Config>
-void read_simpact_config(const Json& object, Config& config, bool multibody) {
+/// The "simpact" object into the settings both adapters share
+/// (bullet::ImpactSettings); `multibody` picks which scene it is.
+void read_simpact_config(const Json& object, bullet::ImpactSettings& config, bool multibody) {
   if (object.contains("law")) config.law = read_law(object, multibody);
   if (object.contains("routh")) {
     if (config.law == bullet::ImpactLaw::kPropagative) {

@@ -136,7 +136,9 @@ ImpactLaw parse_impact_law(const std::string& name) {
                               "\" (expected propagative, routh or auto)");
 }
 
-void validate(const ImpactSolverConfig& config) {
+void validate(const ImpactSolverConfig& config) { validate(static_cast<const ImpactSettings&>(config)); }
+
+void validate(const ImpactSettings& config) {
   require(std::isfinite(config.touch_tolerance) && config.touch_tolerance >= 0.0,
           "touch_tolerance must be finite and >= 0, got " + std::to_string(config.touch_tolerance));
   require(!std::isnan(config.impact_threshold), "impact_threshold must not be NaN");

@@ -73,16 +73,9 @@ void validate(const MultiBodyImpactSolverConfig& config) {
   require(known_base, "base is not a valid MultiBodyBaseSolver (expected sequential_impulse, "
                       "mlcp_dantzig or mlcp_lemke)");
   require(config.policy != OrderPolicy::kAll, "policy kAll is not a simulation order");
-  // The shared fields have the rigid adapter's ranges.
-  ImpactSolverConfig rigid;
-  rigid.policy = config.policy;
-  rigid.impact_threshold = config.impact_threshold;
-  rigid.touch_tolerance = config.touch_tolerance;
-  rigid.max_reflections = config.max_reflections;
-  rigid.law = config.law;
-  rigid.routh = config.routh;
+  // The shared settings have the same ranges in both adapters.
   try {
-    validate(rigid);
+    validate(static_cast<const ImpactSettings&>(config));
   } catch (const std::invalid_argument& e) {
     std::string what = e.what();
     const std::string prefix = "simpact::bullet::ImpactSolverConfig: ";

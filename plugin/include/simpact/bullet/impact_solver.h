@@ -409,7 +409,10 @@ struct PredictedImpact {
   btVector3 angular_velocity(int sample, int body) const;
 };
 
-struct ImpactSolverConfig {
+/// The settings both adapters share (ImpactSolverConfig and
+/// MultiBodyImpactSolverConfig derive from it): the law and its parameters,
+/// with the same meanings and ranges in both.
+struct ImpactSettings {
   /// Order policy of the propagative law (propagative.h). kAll is not an
   /// order: use compute_indeterminacy to measure the spread of outcomes.
   OrderPolicy policy = OrderPolicy::kMostNegative;
@@ -431,10 +434,6 @@ struct ImpactSolverConfig {
   double touch_tolerance = 1e-3;
   /// Reflection cap per impact; 0 = automatic (propagative.h).
   std::int64_t max_reflections = 0;
-  /// Also enumerate every outcome (policy kAll) to report the indeterminacy
-  /// ξ; costs one more resolution per impact. The applied outcome is still
-  /// the one of `policy`.
-  bool compute_indeterminacy = false;
   /// Resolve clusters whose restitution is 0 with the core's plastic law. Off
   /// by default: a plastic impact is the LCP the base solver solves anyway
   /// with restitution off (Moreau's projection, approximated by its
@@ -443,6 +442,23 @@ struct ImpactSolverConfig {
   /// step (benchmark_vs_stock, box pile). Turn it on for exact plastic
   /// outcomes in small systems.
   bool resolve_plastic_impacts = false;
+  /// The impact law (see "Laws" above).
+  ImpactLaw law = ImpactLaw::kPropagative;
+  /// Routh law settings (law routh or auto).
+  RouthSettings routh;
+};
+
+/// Checks the shared settings: finite touch_tolerance ≥ 0, impact_threshold
+/// not NaN, max_reflections ≥ 0, a simulation policy (not kAll), a valid
+/// law, and the Routh settings' ranges. Throws std::invalid_argument naming
+/// the first bad field.
+void validate(const ImpactSettings& settings);
+
+struct ImpactSolverConfig : ImpactSettings {
+  /// Also enumerate every outcome (policy kAll) to report the indeterminacy
+  /// ξ; costs one more resolution per impact. The applied outcome is still
+  /// the one of `policy`.
+  bool compute_indeterminacy = false;
   /// Route every penetration through split impulse in the base solver
   /// (m_splitImpulsePenetrationThreshold = +∞), so position correction never
   /// changes real velocities. Off by default, a deliberate deviation: Bullet's
@@ -455,19 +471,14 @@ struct ImpactSolverConfig {
   /// touched either. The energy figures of the cradle demo and tests hold
   /// either way.
   bool split_impulse_for_all_penetrations = false;
-  /// The impact law (see "Laws" above).
-  ImpactLaw law = ImpactLaw::kPropagative;
-  /// Routh law settings (law routh or auto).
-  RouthSettings routh;
   /// Called for every resolved impact (in the solver's thread), and for
   /// every Routh cluster left to the base solver by the cap.
   std::function<void(const ImpactReport&)> on_impact;
 };
 
-/// Checks a configuration: finite touch_tolerance ≥ 0, impact_threshold not
-/// NaN, max_reflections ≥ 0, a simulation policy (not kAll), and the Routh
-/// settings' ranges. Throws std::invalid_argument naming the first bad
-/// field. The ImpactSolver constructor and set_config call it.
+/// Checks a configuration (its ImpactSettings; the rest has no invalid
+/// values). Throws std::invalid_argument naming the first bad field. The
+/// ImpactSolver constructor and set_config call it.
 void validate(const ImpactSolverConfig& config);
 
 /// Slip speed, relative to the cluster's largest approach speed, above which

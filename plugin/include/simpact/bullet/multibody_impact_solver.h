@@ -300,27 +300,21 @@ const char* to_string(MultiBodyBaseSolver base);
 /// The inverse of to_string; throws std::invalid_argument for another name.
 MultiBodyBaseSolver parse_multibody_base_solver(const std::string& name);
 
-struct MultiBodyImpactSolverConfig {
-  ImpactLaw law = ImpactLaw::kPropagative;  ///< kPropagative or kRouth
+struct MultiBodyImpactSolverConfig : ImpactSettings {
+  // ImpactSettings::law: kPropagative or kRouth (auto's blend is not
+  // implemented for multibodies). resolve_plastic_impacts: R = 0 clusters
+  // with the propagative law (plastic); otherwise they are the base
+  // solver's, as in the rigid adapter. impact_threshold: negative =
+  // automatic as ImpactSolverConfig, with |g| of the attached world for
+  // multibodies and the body's gravity for rigid bodies.
   /// Bullet solver the batch goes to after the impact phase.
   MultiBodyBaseSolver base = MultiBodyBaseSolver::kSequentialImpulse;
-  OrderPolicy policy = OrderPolicy::kMostNegative;  ///< propagative; not kAll
-  std::uint64_t seed = 0;  ///< kRandom and Routh seeds (as impact_solver.h "Seeds")
-  /// [m/s]; negative = automatic, exactly as ImpactSolverConfig (|g| of the
-  /// attached world for multibodies, the body's gravity for rigid bodies).
-  double impact_threshold = -1.0;
-  double touch_tolerance = 1e-3;  ///< [m], as ImpactSolverConfig
-  std::int64_t max_reflections = 0;
-  /// Resolve R = 0 clusters with the propagative law (plastic); otherwise
-  /// they are the base solver's, as in the rigid adapter.
-  bool resolve_plastic_impacts = false;
-  RouthSettings routh;
   std::function<void(const MultiBodyImpactReport&)> on_impact;
 };
 
-/// Throws std::invalid_argument naming the first bad field (as
-/// validate(ImpactSolverConfig), plus: law must be kPropagative or kRouth,
-/// base a MultiBodyBaseSolver value).
+/// Throws std::invalid_argument naming the first bad field (the shared
+/// settings as validate(ImpactSettings), plus: law must be kPropagative or
+/// kRouth, base a MultiBodyBaseSolver value).
 void validate(const MultiBodyImpactSolverConfig& config);
 
 /// Largest relative asymmetry max|A − Aᵀ| / max|A| of an ABA-built M⁻¹
