@@ -106,6 +106,8 @@ struct MultiBodyImpactSolver::Impl {
   };
 
   btMultiBodyDynamicsWorld* world = nullptr;
+  // The world's multibody solver before this one: given back on destruction.
+  btMultiBodyConstraintSolver* previous = nullptr;
   // The base solver (header, "The base solver") and its MLCP interface; the
   // interface outlives the solver that points to it (declared first).
   std::unique_ptr<btMLCPSolverInterface> mlcp;
@@ -442,13 +444,23 @@ void make_base(Impl& s, MultiBodyBaseSolver kind) {
 
 }  // namespace
 
-MultiBodyImpactSolver::MultiBodyImpactSolver(MultiBodyImpactSolverConfig config)
+MultiBodyImpactSolver::MultiBodyImpactSolver(btMultiBodyDynamicsWorld& world,
+                                             MultiBodyImpactSolverConfig config)
     : config_(std::move(config)), impl_(std::make_unique<Impl>()) {
   validate(config_);
   make_base(*impl_, config_.base);
+  impl_->world = &world;
+  impl_->previous = dynamic_cast<btMultiBodyConstraintSolver*>(world.getConstraintSolver());
+  world.setMultiBodyConstraintSolver(this);
 }
 
-MultiBodyImpactSolver::~MultiBodyImpactSolver() = default;
+MultiBodyImpactSolver::~MultiBodyImpactSolver() {
+  btMultiBodyDynamicsWorld& world = *impl_->world;
+  if (world.getConstraintSolver() == this && impl_->previous != nullptr)
+    world.setMultiBodyConstraintSolver(impl_->previous);
+}
+
+btMultiBodyDynamicsWorld& MultiBodyImpactSolver::world() const { return *impl_->world; }
 
 void MultiBodyImpactSolver::set_config(MultiBodyImpactSolverConfig config) {
   validate(config);
@@ -458,16 +470,6 @@ void MultiBodyImpactSolver::set_config(MultiBodyImpactSolverConfig config) {
 
 btMultiBodyConstraintSolver& MultiBodyImpactSolver::base_solver() { return *impl_->base; }
 const btMultiBodyConstraintSolver& MultiBodyImpactSolver::base_solver() const { return *impl_->base; }
-
-void MultiBodyImpactSolver::attach(btMultiBodyDynamicsWorld& world) {
-  impl_->world = &world;
-  world.setMultiBodyConstraintSolver(this);
-}
-
-void MultiBodyImpactSolver::detach() {
-  impl_->world = nullptr;
-  impl_->snapshot.clear();
-}
 
 void MultiBodyImpactSolver::prepareSolve(int num_bodies, int num_manifolds) {
   impl_->base->prepareSolve(num_bodies, num_manifolds);
@@ -561,9 +563,8 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   // this cluster; its points keep Bullet's restitution. `status` is the
   // core's when it gave one (`from_law`: counted in fallbacks too), else
   // kInfeasible.
-  const auto fail = [&](const std::string& message, bool unattached, Status status = Status::kInfeasible,
+  const auto fail = [&](const std::string& message, Status status = Status::kInfeasible,
                         bool from_law = false) {
-    if (unattached) ++stats.unattached;
     if (from_law) ++stats.fallbacks;
     ++stats.fallbacks_to_base;
     report.fallback_to_base = true;
@@ -581,7 +582,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   for (const int id : c.ids) {
     const btManifoldPoint& point = *s.points[id].point;
     if (!std::isfinite(double(point.m_combinedRestitution)) || !std::isfinite(double(point.m_combinedFriction))) {
-      fail("non-finite combined restitution or friction on a contact point", false);
+      fail("non-finite combined restitution or friction on a contact point");
       return;
     }
   }
@@ -596,13 +597,12 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     if (binds) {
       fail(std::string(binding.kind) +
                " binds a body of the cluster and is not part of the impact metric (its rows are not "
-               "modelled in the impact)",
-           false);
+               "modelled in the impact)");
       return;
     }
   }
   if (!snapshots) {
-    fail("no pre-force snapshot of a multibody (MultiBodyImpactSolver::attach was not called)", true);
+    fail("no pre-force snapshot of a multibody (not in the world when the step began)");
     return;
   }
 
@@ -635,8 +635,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
       const double asymmetry = (block - block.transpose()).cwiseAbs().maxCoeff();
       if (!block.allFinite() || !(scale > 0.0) || asymmetry > kAbaAsymmetryTolerance * scale) {
         fail("articulated-body inverse inertia is not finite or not symmetric (asymmetry " +
-                 std::to_string(asymmetry) + " of " + std::to_string(scale) + ")",
-             false);
+                 std::to_string(asymmetry) + " of " + std::to_string(scale) + ")");
         return;
       }
       rows.inverse_mass.block(o, o, f, f) = 0.5 * (block + block.transpose());
@@ -718,7 +717,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
         }
       }
       if (!G.allFinite() || !offset.allFinite()) {
-        fail("non-finite rows of a multibody coupling constraint", false);
+        fail("non-finite rows of a multibody coupling constraint");
         return;
       }
       Eigen::MatrixXd coupled;
@@ -759,7 +758,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
                                                             body->getAngularVelocity().length2() > 0));
         }
         if (in_cluster && moving_kinematic) {
-          fail("a btTypedConstraint joins the cluster to a moving kinematic body", false);
+          fail("a btTypedConstraint joins the cluster to a moving kinematic body");
           return;
         }
       }
@@ -800,7 +799,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   if (m == 0) return;
   if (!rows.velocity.allFinite() || !rows.inverse_mass.allFinite() || !rows.normals.allFinite() ||
       !rows.b.allFinite()) {
-    fail("non-finite body state or contact geometry", false);
+    fail("non-finite body state or contact geometry");
     return;
   }
   ++stats.impacts;  // handed to a law
@@ -827,7 +826,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     const ImpactResult& result = s.solver.solve(problem);
     stats.reflections += result.reflections;
     if (result.status != Status::kSuccess || result.outcomes.empty()) {
-      fail(std::string("propagative law: ") + to_string(result.status) + " (" + result.message + ")", false,
+      fail(std::string("propagative law: ") + to_string(result.status) + " (" + result.message + ")",
            result.status, true);
       return;
     }
@@ -880,7 +879,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
       sample.message = e.what();
     }
     if (sample.status != Status::kSuccess || sample.outcomes.empty()) {
-      fail(std::string("Routh sample: ") + to_string(sample.status) + " (" + sample.message + ")", false,
+      fail(std::string("Routh sample: ") + to_string(sample.status) + " (" + sample.message + ")",
            sample.status, true);
       return;
     }
@@ -897,7 +896,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   // the commit below (velocities, restitution off) cannot throw.
   const Eigen::VectorXd written = base_velocity + (after - v_star);
   if (after.size() != rows.n || !after.allFinite() || !written.allFinite()) {
-    fail("non-finite post-impact velocity", false, Status::kInfeasible);
+    fail("non-finite post-impact velocity", Status::kInfeasible);
     return;
   }
   // Bullet clamps every coordinate of a multibody's velocity vector to
@@ -916,8 +915,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     if (largest > cap) {
       fail("post-impact coordinate velocity " + std::to_string(largest) +
                " beyond btMultiBody::getMaxCoordinateVelocity() = " + std::to_string(cap) +
-               " (Bullet would clamp it)",
-           false, Status::kInfeasible);
+               " (Bullet would clamp it)", Status::kInfeasible);
       return;
     }
   }
@@ -953,7 +951,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   const Eigen::VectorXd displacement =
       simpact::internal::separation_displacement(rows.normals, rows.inverse_mass, depth);
   if (!displacement.allFinite()) {
-    fail("non-finite position correction", false, Status::kInfeasible);
+    fail("non-finite position correction", Status::kInfeasible);
     return;
   }
   btAlignedObjectArray<btScalar> step;  // a multibody's displacement in its velocity layout

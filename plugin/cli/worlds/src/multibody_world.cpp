@@ -98,21 +98,17 @@ MultiBodyWorld::MultiBodyWorld(const MultiBodyWorldOptions& options)
     : collision_configuration_(std::make_unique<btDefaultCollisionConfiguration>()),
       dispatcher_(std::make_unique<btCollisionDispatcher>(collision_configuration_.get())),
       broadphase_(std::make_unique<btDbvtBroadphase>()) {
-  btMultiBodyConstraintSolver* solver = nullptr;
-  if (options.simpact) {
-    impact_solver_ = std::make_unique<bullet::MultiBodyImpactSolver>(options.config);
-    solver = impact_solver_.get();
-  } else {
-    stock_solver_ = std::make_unique<btMultiBodyConstraintSolver>();
-    solver = stock_solver_.get();
-  }
-  world_ = std::make_unique<btMultiBodyDynamicsWorld>(dispatcher_.get(), broadphase_.get(), solver,
-                                                      collision_configuration_.get());
-  if (impact_solver_) impact_solver_->attach(*world_);
+  // Built as a host builds it, with Bullet's solver; simpact's installs
+  // itself in front (and gives it back on destruction).
+  stock_solver_ = std::make_unique<btMultiBodyConstraintSolver>();
+  world_ = std::make_unique<btMultiBodyDynamicsWorld>(dispatcher_.get(), broadphase_.get(),
+                                                      stock_solver_.get(), collision_configuration_.get());
+  if (options.simpact) impact_solver_ = std::make_unique<bullet::MultiBodyImpactSolver>(*world_, options.config);
   world_->setGravity(bt(options.gravity));
 }
 
 MultiBodyWorld::~MultiBodyWorld() {
+  impact_solver_.reset();  // before the world it is installed in
   for (auto& body : bodies_) world_->removeRigidBody(body.get());
   for (auto& collider : colliders_) world_->removeCollisionObject(collider.get());
   for (auto& mb : multibodies_) world_->removeMultiBody(mb.get());

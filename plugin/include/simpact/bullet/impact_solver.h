@@ -535,9 +535,6 @@ struct ImpactStats {
   std::int64_t routh_lcps = 0;        ///< LCPs those samples took
   /// Rigid adapter: Routh clusters over RouthSettings::max_contacts.
   std::int64_t routh_oversized = 0;
-  /// Multibody adapter: impacts without a pre-force snapshot (the solver not
-  /// attached to a world); each is also a fallback_to_base.
-  std::int64_t unattached = 0;
 };
 using ImpactSolverStats = ImpactStats;
 

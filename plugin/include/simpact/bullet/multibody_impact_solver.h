@@ -5,12 +5,13 @@
 // BASE multibody solver that it owns (sustained contact, friction, joint
 // limits, motors, btMultiBodyConstraints, rigid joints):
 //
-//     simpact::bullet::MultiBodyImpactSolver solver(config);
-//     btMultiBodyDynamicsWorld world(&dispatcher, &broadphase, &solver, &collision_config);
-//     solver.attach(world);   // REQUIRED for multibody impacts: see "Step order"
+//     btMultiBodyDynamicsWorld world(&dispatcher, &broadphase, &stock, &collision_config);
+//     simpact::bullet::MultiBodyImpactSolver solver(world, config);
 //
-// attach() also calls world.setMultiBodyConstraintSolver(this), so it may be
-// used instead of passing the solver to the world's constructor.
+// The constructor installs the solver in `world` (setMultiBodyConstraintSolver)
+// and the destructor gives the world back the solver it had (`stock` above),
+// so a MultiBodyImpactSolver is never without its world (see "Step order":
+// it needs the world for the pre-force snapshot and gravity).
 //
 // ── The base solver (MultiBodyImpactSolverConfig::base) ─────────────────────
 //   kSequentialImpulse  Bullet's btMultiBodyConstraintSolver (the default;
@@ -29,8 +30,7 @@
 // base_solver() (e.g. btMultiBodyMLCPConstraintSolver::getNumFallbacks — an
 // MLCP that fails falls back to sequential-impulse iterations silently).
 // getSolverType() stays btMultiBodyConstraintSolver's (BT_SEQUENTIAL_IMPULSE_
-// SOLVER) whatever the base: install the adapter with attach() or
-// setMultiBodyConstraintSolver, as before. solveGroup (the
+// SOLVER) whatever the base. solveGroup (the
 // rigid-only entry point btMultiBodyConstraintSolver documents as "should
 // not be called") is not forwarded and has no impact phase.
 // Every base builds its contact rows through btMultiBodyConstraintSolver's
@@ -124,11 +124,11 @@
 //   Both bodies of a mixed cluster thus enter the law at the same instant
 //   (mid-step) and leave it with the same end-of-step accounting, so momentum
 //   exchanged between them is consistent; an elastic impact conserves the
-//   symplectic-Euler shadow energy, as explained in impact_solver.h. Without
-//   attach() (no snapshot), clusters containing a multibody are NOT resolved:
-//   they are reported (law kBaseSolver, message says why), counted in
-//   MultiBodyImpactStats::unattached (and fallbacks_to_base), and keep
-//   Bullet's restitution. Bullet's
+//   symplectic-Euler shadow energy, as explained in impact_solver.h. A
+//   multibody without a snapshot (one the world did not hold when the step
+//   began) is not resolved: its cluster is reported (law kBaseSolver,
+//   message says why), counted in fallbacks_to_base, and keeps Bullet's
+//   restitution. Bullet's
 //   multibody solver itself measures restitution on post-force velocities of
 //   both sides (bullet-internals.md, "Known defects"); simpact does not.
 //
@@ -187,7 +187,7 @@
 // throws, when its input (velocities, ABA metric, rows, restitution,
 // friction) or its outcome is not finite or exceeds Bullet's coordinate
 // velocity clamp ("Deviations"), when a btMultiBodyConstraint
-// above binds it, or without a snapshot (attach()). A failed cluster gets
+// above binds it, or without a snapshot ("Step order"). A failed cluster gets
 // NOTHING from the impact phase — resolve() writes velocities and turns
 // restitution off only after every check passed, with operations that
 // cannot throw — and for this step it is handed to the base solver with
@@ -254,9 +254,9 @@ namespace simpact::bullet {
 struct MultiBodyImpactReport {
   std::vector<const btMultiBody*> multibodies;  ///< cluster layout order, then…
   std::vector<const btRigidBody*> rigid_bodies; ///< …the rigid bodies
-  /// Index of each multibody in the attached world's multibody array
-  /// (btMultiBodyDynamicsWorld::getMultiBody(i)) at the impact; −1 without
-  /// attach(). Same order as `multibodies`.
+  /// Index of each multibody in the world's multibody array
+  /// (btMultiBodyDynamicsWorld::getMultiBody(i)) at the impact. Same order
+  /// as `multibodies`.
   std::vector<int> multibody_ids;
   /// btCollisionObject::getWorldArrayIndex() of each rigid body (same order).
   std::vector<int> rigid_body_ids;
@@ -340,15 +340,18 @@ using MultiBodyImpactStats = ImpactStats;
 
 class MultiBodyImpactSolver : public btMultiBodyConstraintSolver {
  public:
-  /// Throws std::invalid_argument (validate).
-  explicit MultiBodyImpactSolver(MultiBodyImpactSolverConfig config = {});
+  /// Installs this solver in `world` (setMultiBodyConstraintSolver),
+  /// keeping the world's previous multibody solver to give it back on
+  /// destruction. The world is not owned and must outlive the solver.
+  /// Throws std::invalid_argument (validate) before touching the world.
+  explicit MultiBodyImpactSolver(btMultiBodyDynamicsWorld& world, MultiBodyImpactSolverConfig config = {});
+  /// Gives the world back the multibody solver it had before, if this one
+  /// is still installed.
   ~MultiBodyImpactSolver() override;
+  MultiBodyImpactSolver(const MultiBodyImpactSolver&) = delete;
+  MultiBodyImpactSolver& operator=(const MultiBodyImpactSolver&) = delete;
 
-  /// Records `world` (for the pre-force snapshot and gravity) and installs
-  /// this solver with world.setMultiBodyConstraintSolver(this). The world is
-  /// not owned and must outlive the solver's use, or call detach().
-  void attach(btMultiBodyDynamicsWorld& world);
-  void detach();
+  btMultiBodyDynamicsWorld& world() const;
 
   void prepareSolve(int num_bodies, int num_manifolds) override;
   void solveMultiBodyGroup(btCollisionObject** bodies, int num_bodies,
