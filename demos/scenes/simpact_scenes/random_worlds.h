@@ -233,7 +233,7 @@ inline constexpr double kStockDivergenceFactor = 1e9;
 
 struct FuzzOptions {
   int steps = 100;                 ///< steps per world and solver, ≥ 1
-  /// A step taking longer than this (wall clock) marks the world as over
+  /// A step taking longer than this (CPU time of its thread) marks the world as over
   /// budget (a hang candidate) [s].
   double step_budget_seconds = 2.0;
   /// The world's simpact run stops when its steps have taken this long [s].
@@ -306,7 +306,7 @@ struct FuzzWorldResult {
   double worst_general_impact_gain = 0.0;
   std::int64_t impacts = 0;
   std::int64_t fallbacks = 0;
-  double seconds = 0.0;          ///< wall clock of our steps [s]
+  double seconds = 0.0;          ///< CPU time of our steps (the running thread's) [s]
   double stock_seconds = 0.0;
   double slowest_step_seconds = 0.0;
   bool over_budget = false;      ///< a step over step_budget or the world over its budget
