@@ -1,0 +1,199 @@
+// The adapters' shared internals (plugin/src/bullet/clustering.h) on their
+// own: the union–find clustering of a batch, the Routh tangent frame, the
+// seed mixing and the per-cluster strike rule. (Point hiding is tested
+// through solveGroup in handoff_test.cpp.)
+#include "bullet/clustering.h"
+
+#include <BulletCollision/CollisionShapes/btSphereShape.h>
+#include <BulletCollision/NarrowPhaseCollision/btManifoldPoint.h>
+#include <BulletDynamics/ConstraintSolver/btPoint2PointConstraint.h>
+#include <BulletDynamics/Dynamics/btRigidBody.h>
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Geometry>
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace {
+
+namespace internal = simpact::bullet::internal;
+
+/// Orthonormality of computed frames: a few roundings of unit vectors.
+constexpr double kFrameTolerance = 1e-14;
+
+// A batch as build_clusters sees it: nodes are the rigid bodies added so
+// far, points join two nodes (or a node and an immovable partner, −1).
+struct FakeBatch {
+  std::vector<const btRigidBody*> nodes;
+  std::unordered_map<const btRigidBody*, int> index;
+  std::vector<std::pair<int, int>> points;
+  int num_nodes() const { return static_cast<int>(nodes.size()); }
+  int node(const btRigidBody* body) const {
+    const auto it = index.find(body);
+    return it == index.end() ? -1 : it->second;
+  }
+  void add(btRigidBody* body) {
+    if (index.emplace(body, num_nodes()).second) nodes.push_back(body);
+  }
+  int num_points() const { return static_cast<int>(points.size()); }
+  int end_a(int k) const { return points[static_cast<size_t>(k)].first; }
+  int end_b(int k) const { return points[static_cast<size_t>(k)].second; }
+};
+
+struct Bodies {
+  btSphereShape shape{0.1};
+  std::vector<std::unique_ptr<btRigidBody>> body;
+  explicit Bodies(int n) {
+    for (int i = 0; i < n; ++i) {
+      btRigidBody::btRigidBodyConstructionInfo info(1, nullptr, &shape, btVector3(1, 1, 1));
+      body.push_back(std::make_unique<btRigidBody>(info));
+    }
+  }
+};
+
+TEST(Clustering, UnionFindRootsAreTheLowestIndex) {
+  std::vector<int> parent = {0, 1, 2, 3, 4};
+  internal::unite(parent, 4, 2);
+  internal::unite(parent, 3, 4);
+  internal::unite(parent, 1, 0);
+  EXPECT_EQ(internal::find_root(parent, 3), 2);
+  EXPECT_EQ(internal::find_root(parent, 4), 2);
+  EXPECT_EQ(internal::find_root(parent, 1), 0);
+  EXPECT_EQ(internal::find_root(parent, 0), 0);
+  internal::unite(parent, 4, 1);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(internal::find_root(parent, i), 0) << i;
+}
+
+// Bodies 0–1 touch, 2 touches the ground only, 3 hangs from 2 by a joint
+// and touches nothing (pulled in), 4 is jointed to 5 by a DISABLED joint
+// (neither pulled in nor joined). Clusters: {0, 1}, {2, 3} and points by root.
+TEST(Clustering, ContactsAndEnabledJointsJoinNodesAndPullInPartners) {
+  Bodies b(6);
+  FakeBatch batch;
+  for (int i : {0, 1, 2, 4}) batch.add(b.body[static_cast<size_t>(i)].get());
+  // node indices: 0→0, 1→1, 2→2, 4→3
+  batch.points = {{0, 1}, {2, -1}, {-1, 3}};
+  btPoint2PointConstraint hang(*b.body[2], *b.body[3], btVector3(0, -0.1, 0), btVector3(0, 0.1, 0));
+  btPoint2PointConstraint off(*b.body[4], *b.body[5], btVector3(0, 0, 0), btVector3(0, 0, 0));
+  off.setEnabled(false);
+  btTypedConstraint* joints[] = {&hang, &off};
+  internal::Clusters out;
+  internal::build_clusters(batch, joints, 2, out);
+  ASSERT_EQ(out.num_nodes, 5) << "body 3 is pulled in by its enabled joint, body 5 is not";
+  EXPECT_EQ(batch.node(b.body[3].get()), 4);
+  EXPECT_EQ(batch.node(b.body[5].get()), -1);
+  EXPECT_EQ(out.members[0], (std::vector<int>{0, 1}));
+  EXPECT_EQ(out.members[2], (std::vector<int>{2, 4}));
+  EXPECT_EQ(out.members[3], (std::vector<int>{3}));
+  EXPECT_TRUE(out.members[1].empty());
+  EXPECT_EQ(out.points[0], (std::vector<int>{0}));
+  EXPECT_EQ(out.points[2], (std::vector<int>{1}));
+  EXPECT_EQ(out.points[3], (std::vector<int>{2}));
+}
+
+// Without a slip above kSlipFrameTolerance × approach, the frame is
+// btPlaneSpace1's; with one, t1 follows it. Either way (n, t1, t2) is
+// right-handed and orthonormal.
+TEST(TangentFrame, FollowsASlipAboveTheToleranceElsePlaneSpace) {
+  const Eigen::Vector3d n = Eigen::Vector3d(0.3, 0.9, -0.2).normalized();
+  Eigen::Vector3d p, q;
+  internal::plane_space(n, p, q);
+  const double approach = 2.0;
+  for (const double slip_size : {0.0, 0.5 * simpact::bullet::kSlipFrameTolerance * approach, 0.1, 3.0}) {
+    Eigen::Vector3d slip = Eigen::Vector3d(1, 0, 0.5);
+    slip = (slip - slip.dot(n) * n).normalized() * slip_size;
+    Eigen::Vector3d t1, t2;
+    internal::tangent_frame(n, slip, approach, t1, t2);
+    EXPECT_NEAR(t1.norm(), 1.0, kFrameTolerance);
+    EXPECT_NEAR(t2.norm(), 1.0, kFrameTolerance);
+    EXPECT_NEAR(t1.dot(n), 0.0, kFrameTolerance);
+    EXPECT_NEAR(t1.dot(t2), 0.0, kFrameTolerance);
+    EXPECT_NEAR((n.cross(t1) - t2).norm(), 0.0, kFrameTolerance) << "t2 = n × t1";
+    if (slip_size > simpact::bullet::kSlipFrameTolerance * approach) {
+      EXPECT_NEAR((t1 - slip.normalized()).norm(), 0.0, kFrameTolerance) << "slip " << slip_size;
+    } else {
+      EXPECT_EQ(t1, p) << "slip " << slip_size;
+      EXPECT_EQ(t2, q);
+    }
+  }
+}
+
+// btPlaneSpace1 in double: the same branches and formulas as Bullet's.
+TEST(TangentFrame, PlaneSpaceMatchesBullet) {
+  for (const Eigen::Vector3d& n : {Eigen::Vector3d(0, 0, 1), Eigen::Vector3d(0.6, 0.8, 0),
+                                   Eigen::Vector3d(0.2, -0.3, 0.9).normalized()}) {
+    Eigen::Vector3d p, q;
+    internal::plane_space(n, p, q);
+    btVector3 bp, bq;
+    btPlaneSpace1(btVector3(btScalar(n.x()), btScalar(n.y()), btScalar(n.z())), bp, bq);
+    const double tolerance = sizeof(btScalar) == sizeof(double) ? 1e-15 : 1e-6;
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_NEAR(p[i], double(bp[i]), tolerance);
+      EXPECT_NEAR(q[i], double(bq[i]), tolerance);
+    }
+  }
+}
+
+// SplitMix64's finalizer (Steele, Lea & Flood 2014) written out here from
+// its published constants, against the adapters' mix_seed; and the Routh
+// seed as documented: mix(mix(seed, steps), key).
+std::uint64_t SplitMix64(std::uint64_t state) {
+  std::uint64_t z = state + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+TEST(Seeds, MixIsSplitMix64AtTheCountersStateAndRouthSeedsNestIt) {
+  std::set<std::uint64_t> seen;
+  for (std::uint64_t seed : {0ULL, 1ULL, 2027ULL, ~0ULL}) {
+    for (std::uint64_t counter : {0ULL, 1ULL, 7ULL, 1ULL << 40}) {
+      const std::uint64_t expected = SplitMix64(seed + 0x9E3779B97F4A7C15ULL * counter);
+      EXPECT_EQ(internal::mix_seed(seed, counter), expected);
+      seen.insert(internal::mix_seed(seed, counter));
+    }
+    EXPECT_EQ(internal::routh_seed(seed, 12, 3), internal::mix_seed(internal::mix_seed(seed, 12), 3));
+    // A negative key (an object outside any world) is a valid, distinct key.
+    EXPECT_NE(internal::routh_seed(seed, 12, -1), internal::routh_seed(seed, 12, 1));
+  }
+  EXPECT_EQ(seen.size(), 16u) << "every (seed, counter) pair above gives its own stream";
+}
+
+// A cluster strikes when a point approaches faster than the threshold; its
+// restitution is the least of the striking points'. Slower points count for
+// nothing.
+TEST(StrikeRule, LeastRestitutionOfTheStrikingPoints) {
+  btManifoldPoint fast_lively, fast_dull, slow_dead;
+  fast_lively.m_combinedRestitution = 0.9;
+  fast_dull.m_combinedRestitution = 0.4;
+  slow_dead.m_combinedRestitution = 0.0;
+  bool impact = false;
+  double restitution = 1.0;
+  const double threshold = 0.01;
+  internal::note_strike(-0.005, threshold, slow_dead, impact, restitution);
+  EXPECT_FALSE(impact);
+  internal::note_strike(-1.0, threshold, fast_lively, impact, restitution);
+  EXPECT_TRUE(impact);
+  EXPECT_DOUBLE_EQ(restitution, 0.9);
+  internal::note_strike(-0.5, threshold, fast_dull, impact, restitution);
+  EXPECT_DOUBLE_EQ(restitution, double(btScalar(0.4)));
+  internal::note_strike(-0.001, threshold, slow_dead, impact, restitution);
+  EXPECT_DOUBLE_EQ(restitution, double(btScalar(0.4))) << "a slow point does not lower it";
+}
+
+// The automatic threshold (ImpactSolverConfig::impact_threshold < 0).
+TEST(StrikeRule, AutomaticThresholdIsAQuarterOfGravityTimesTheStepWithAFloor) {
+  EXPECT_EQ(internal::impact_threshold(0.3, 9.81, 1.0 / 60.0), 0.3);
+  EXPECT_EQ(internal::impact_threshold(0.0, 9.81, 1.0 / 60.0), 0.0);
+  EXPECT_DOUBLE_EQ(internal::impact_threshold(-1.0, 9.81, 1.0 / 60.0),
+                   simpact::bullet::kThresholdGravitySteps * 9.81 / 60.0);
+  EXPECT_EQ(internal::impact_threshold(-1.0, 0.0, 1.0 / 60.0), simpact::bullet::kMinimumImpactThreshold);
+}
+
+}  // namespace
