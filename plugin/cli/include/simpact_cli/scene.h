@@ -61,6 +61,8 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
   restitution_combiner product (Bullet's default) | minimum
   joints               list of {"type": "point2point", "body": index of a
                        dynamic body, "pivot_world": 3 numbers}  (default [])
+  multibodies          list of Featherstone multibodies (below), at least
+                       one; the scene then runs in a MultiBodyWorld
   a body:
     shape              sphere | box | plane
     radius             sphere: [m] > 0
@@ -75,19 +77,18 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
     friction           >= 0                                   (default 0.5)
     linear_factor, angular_factor   3 numbers          (default [1, 1, 1])
     never_sleep        never deactivate the body           (default false)
-  multibodies          list of Featherstone multibodies (below), at least
-                       one; the scene then runs in a MultiBodyWorld, where
-    solver             simpact (MultiBodyImpactSolver) | stock_si (Bullet's
+  in a scene with multibodies:
+  solver               simpact (MultiBodyImpactSolver) | stock_si (Bullet's
                        btMultiBodyConstraintSolver)    (default simpact)
-    simpact            as above, without base, law auto and
+  simpact              as above, without base, law auto and
                        routh.max_contacts, plus
-      resolve_plastic_impacts  true: restitution-0 clusters by the
+    resolve_plastic_impacts  true: restitution-0 clusters by the
                        propagative law, not left to Bullet  (default false)
-    bodies             optional; spheres (not kinematic, no linear_factor or
+  bodies               optional; spheres (not kinematic, no linear_factor or
                        angular_factor) and planes (normal, offset,
                        restitution, friction) only
-    joints             not supported
-    restitution_combiner  product only
+  joints               not supported
+  restitution_combiner product only
   a multibody:
     base               the root body, fixed (default) or free:
       type             fixed | free                        (default fixed)
