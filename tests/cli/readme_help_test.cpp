@@ -6,10 +6,14 @@
 // cannot pass by rendering nothing.
 #include <simpact_cli/cli.h>
 #include <simpact_cli/help_markdown.h>
+#ifdef SIMPACT_CLI_HAS_SCENE
+#include <simpact_cli/scene.h>
+#endif
 
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -92,5 +96,46 @@ TEST(HelpSchema, ReadmeShowsEachCommandsHelpAsGenerated) {
   }
   EXPECT_GE(compared, 1);
 }
+
+#ifdef SIMPACT_CLI_HAS_SCENE
+// The scene parser's key lists and the help agree: every accepted key is
+// documented as a key line, and every documented key (each alternative of
+// "a, b" and "a | b" lines, the last component of a path) is accepted by
+// some object. "joint" entries document their keys inline in the "joints"
+// line, so they are checked as words of it.
+TEST(HelpSchema, SceneHelpDocumentsExactlyTheAcceptedKeys) {
+  std::set<std::string> documented;
+  std::string joints_line;
+  for (const HelpBlock& block : parse_help(simpact::cli::kSceneHelp)) {
+    for (const simpact::cli::HelpKey& key : block.keys) {
+      const std::string leaf = key.path.substr(key.path.rfind('.') + 1);
+      std::string name;
+      for (const char c : leaf + ",") {
+        if (c == ',' || c == '|' || c == ' ') {
+          if (!name.empty()) documented.insert(name);
+          name.clear();
+        } else {
+          name += c;
+        }
+      }
+      if (key.path == "joints" && joints_line.empty()) joints_line = key.meaning;
+    }
+  }
+  std::set<std::string> accepted;
+  for (const auto& [object, keys] : simpact::cli::scene_accepted_keys()) {
+    for (const std::string& key : keys) {
+      accepted.insert(key);
+      if (object == "joint") {
+        EXPECT_NE(joints_line.find('"' + key + '"'), std::string::npos) << "joint key " << key;
+      } else {
+        EXPECT_EQ(documented.count(key), 1u) << object << " key " << key << " is accepted but not documented";
+      }
+    }
+  }
+  for (const std::string& key : documented)
+    EXPECT_EQ(accepted.count(key), 1u) << "documented key " << key << " is accepted by no object";
+  EXPECT_GE(accepted.size(), 40u);
+}
+#endif
 
 }  // namespace

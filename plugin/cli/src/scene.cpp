@@ -843,6 +843,21 @@ Json multibody_scene_json(const Json& input, double dt, std::int64_t steps) {
 
 }  // namespace
 
+const std::vector<std::pair<std::string, std::vector<std::string>>>& scene_accepted_keys() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> sets = [] {
+    std::vector<std::string> body = kBodyKeys;
+    for (const Shape& shape : kShapes) body.insert(body.end(), shape.keys.begin(), shape.keys.end());
+    std::vector<std::string> base = kFixedBaseKeys;
+    base.insert(base.end(), kFreeBaseKeys.begin(), kFreeBaseKeys.end());
+    return std::vector<std::pair<std::string, std::vector<std::string>>>{
+        {"scene", kSceneKeys},  {"simpact", kSimpactKeys},  {"routh", kRouthKeys},
+        {"body", body},         {"joint", kJointKeys},      {"multibody", kMultiBodyKeys},
+        {"base", base},         {"link", kLinkKeys},        {"collider", kColliderKeys},
+    };
+  }();
+  return sets;
+}
+
 Json scene_json(const Json& input) {
   require_object(input, "the input");
   check_keys(input, kSceneKeys);

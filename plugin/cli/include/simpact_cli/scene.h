@@ -21,7 +21,10 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace simpact::cli {
 
@@ -163,6 +166,11 @@ inline constexpr std::int64_t kMaxSceneBodies = 1000;
 /// (about a minute at the limit, measured on a 200-box pile). Longer
 /// simulations belong in a program using the library, not in one command.
 inline constexpr std::int64_t kMaxSceneWork = 1'000'000;
+
+/// Every key the scene parser accepts, object by object ("scene", "simpact",
+/// "routh", "body", "joint", "multibody", "base", "link", "collider"): what
+/// kSceneHelp must document (tests/cli/readme_help_test.cpp checks both ways).
+const std::vector<std::pair<std::string, std::vector<std::string>>>& scene_accepted_keys();
 
 /// The whole command on a parsed document. Throws InputError, also when the
 /// state of a body becomes non-finite during the run (the step is named).
