@@ -1,8 +1,10 @@
-// Benchmark of Routh set-valued sampling (issue #4) on the four worked
-// examples of Halm & Posa (002 Appendix A), next to the paper's Table 3
-// (MATLAB + PATH on a 2.4 GHz quad-core i5): LCPs per sample, time per
-// sample and per LCP, single-threaded; then the falling block's 2²⁰-sample
-// outcome set (Algorithm 2) on every core.
+// Benchmark of Routh set-valued sampling (issue #4) on the four worked examples
+// of Halm & Posa (Appendix A; Mathew Halm and Michael Posa, "Set-Valued
+// Rigid-Body Dynamics for Simultaneous, Inelastic, Frictional Impacts",
+// arXiv:2103.15714; see README.md, "Papers"), next to the paper's Table 3
+// (MATLAB + PATH on a 2.4 GHz quad-core i5): LCPs per sample, time per sample
+// and per LCP, single-threaded; then the falling block's 2²⁰-sample outcome set
+// (Algorithm 2) on every core.
 //
 // Targets (on this machine): ≥ 500× faster per sample than Table 3, and 2²⁰
 // falling-block samples in ≤ 5 s on 2 cores. The speed-ups are ratios of
@@ -80,7 +82,7 @@ int main(int argc, char** argv) {
     rows.push_back(r);
   }
 
-  std::printf("Routh sampling on 002's examples, one thread (paper: 002 Table 3)\n");
+  std::printf("Routh sampling on Halm & Posa's examples, one thread (paper: their Table 3)\n");
   std::printf("%-14s %9s %9s %12s %12s %10s %10s %9s %9s\n", "example", "LCPs", "paper", "us/sample",
               "paper", "us/LCP", "paper", "speed-up", "ended");
   for (const Row& r : rows)

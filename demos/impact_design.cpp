@@ -1,20 +1,24 @@
-// Impact design (000 §VII, design.h): make a double strike's outcome
-// unique by making its contact normals orthogonal in the kinetic metric.
+// Impact design (Seghete & Murphey 2014, §VII; design.h): make a double
+// strike's outcome unique by making its contact normals orthogonal in the
+// kinetic metric. Seghete & Murphey 2014: Vlad Seghete and Todd D. Murphey, "A
+// propagative model of simultaneous impact: existence, uniqueness, and design
+// consequences", IEEE Transactions on Automation Science and Engineering
+// 11(1), 2014; arXiv:1709.02296 (README.md, "Papers").
 //
-// 1. Billiard break (000 §VII-A, Fig. 5): the cue ball c strikes a and b
+// 1. Billiard break (§VII-A, Fig. 5): the cue ball c strikes a and b
 //    at once; the indeterminacy ξ over the two reflection orders as the
 //    angle θ between the centre lines goes from contact of a and b (π/3)
-//    to π, next to ⟨u, v⟩_g = cos θ / m_c (000 eq. (31)); then the optimizer,
+//    to π, next to ⟨u, v⟩_g = cos θ / m_c (eq. (31)); then the optimizer,
 //    started at θ = 1.2 rad, must find θ = π/2.
-// 2. Tailed biped (000 §VII-B, a TREX-like model: trex.h): the right foot
+// 2. Tailed biped (§VII-B, a TREX-like model: trex.h): the right foot
 //    and the tail tip strike the ground together after a 17 cm drop. The
 //    optimizer adjusts the stance (y, θ, φL, γL, φR, γR, φT) and the design
 //    (r1, r2, l_u, l_l), keeping both contacts closed, to drive ⟨u, v⟩_g to
-//    0; 000 went from 1.65e-3 to 2.28e-7 (its own model and units). The
+//    0; the paper went from 1.65e-3 to 2.28e-7 (its own model and units). The
 //    claim checked: the indeterminacy loses at least five orders of
 //    magnitude.
 //
-// Writes impact_design_billiard.svg (ξ against θ, like 000 Fig. 5).
+// Writes impact_design_billiard.svg (ξ against θ, like the paper's Fig. 5).
 // Usage: impact_design [--quick] [--out DIR]
 // Exit status 0 when both claims hold, 1 otherwise.
 #include <simpact/design.h>
@@ -40,8 +44,8 @@ constexpr double kAngleClaim = 1e-9;
 /// "At least five orders of magnitude" (issue #5).
 constexpr double kOrdersClaim = 5.0;
 
-// Billiards of 000 Fig. 4: equal radii and masses, c moving along the
-// bisector at 1 m/s.
+// Billiards of Seghete & Murphey 2014, Fig. 4: equal radii and masses, c moving
+// along the bisector at 1 m/s.
 ImpactProblem billiards(double theta) { return billiard_break(theta, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0); }
 
 struct Sample {
@@ -60,7 +64,8 @@ std::string billiard_svg(const std::vector<Sample>& samples) {
   svg << "<svg xmlns='http://www.w3.org/2000/svg' width='640' height='400' font-family='sans-serif' "
          "font-size='12'>\n<rect width='640' height='400' fill='white'/>\n";
   svg << "<text x='" << left << "' y='24' font-size='14' font-weight='bold'>Billiard break: "
-         "indeterminacy ξ against the angle θ (000 Fig. 5)</text>\n";
+         "indeterminacy ξ against the angle θ (Seghete &amp; Murphey 2014, "
+         "Fig. 5)</text>\n";
   svg << "<rect x='" << left << "' y='" << top << "' width='" << width << "' height='" << height
       << "' fill='none' stroke='black'/>\n";
   for (int k = 0; k <= 4; ++k) {
@@ -109,7 +114,8 @@ int main(int argc, char** argv) {
     samples.push_back({theta, a.inner_products(0, 1), a.indeterminacy.value_or(0.0),
                        a.order_spread.value_or(0.0)});
   }
-  std::printf("Billiard break (000 §VII-A): equal balls, c at 1 m/s along the bisector\n");
+  std::printf("Billiard break (Seghete & Murphey 2014, §VII-A): equal balls, c at 1 m/s along "
+              "the bisector\n");
   std::printf("%10s %14s %14s %12s\n", "theta", "<u,v>_g", "cos(theta)/mc", "xi");
   for (size_t k = 0; k < samples.size(); k += static_cast<size_t>(steps / 12)) {
     const Sample& s = samples[k];
@@ -160,8 +166,9 @@ int main(int argc, char** argv) {
   const char* names[11] = {"y [cm]", "theta", "phiL", "gammaL", "phiR", "gammaR", "phiT",
                            "r1 [cm]", "r2 [cm]", "l_u [cm]", "l_l [cm]"};
   const bool length[11] = {true, false, false, false, false, false, false, true, true, true, true};
-  std::printf("Tailed biped (000 §VII-B, TREX-like): right foot and tail tip strike after a 17 cm "
-              "drop\n%-10s %12s %12s\n", "", "initial", "optimized");
+  std::printf("Tailed biped (Seghete & Murphey 2014, §VII-B, TREX-like): right foot and "
+              "tail tip strike after a 17 cm drop\n%-10s %12s %12s\n",
+              "", "initial", "optimized");
   for (int k = 0; k < 11; ++k) {
     const double f = length[k] ? 100.0 : 1.0;
     std::printf("%-10s %12.4f %12.4f\n", names[k], f * x0[k], f * t.parameters[k]);

@@ -1,11 +1,13 @@
 // Multibody demos (issue #5): MultiBodyImpactSolver on Featherstone
 // multibodies (btMultiBodyDynamicsWorld).
 //
-// 1. Compass gait (002 §5.4.2, Fig. 10): the wide step of compass_gait() built
-//    as a FREE-BASE btMultiBody (trailing leg = floating base, leading leg = a
-//    revolute link at the pelvis, point masses at the leg midpoints with a
-//    small isotropic inertia ε), law routh, zero gravity, one impact step per
-//    seed. Each Bullet sample is set next to
+// 1. Compass gait (Halm & Posa, §5.4.2, Fig. 10; Mathew Halm and Michael Posa,
+//    "Set-Valued Rigid-Body Dynamics for Simultaneous, Inelastic, Frictional
+//    Impacts", arXiv:2103.15714; see README.md, "Papers"): the wide step of
+//    compass_gait() built as a FREE-BASE btMultiBody (trailing leg = floating
+//    base, leading leg = a revolute link at the pelvis, point masses at the
+//    leg midpoints with a small isotropic inertia ε), law routh, zero
+//    gravity, one impact step per seed. Each Bullet sample is set next to
 //      * the core sample with the SAME seed (RouthSampler on compass_gait(),
 //        contacts in Bullet's order, seed = the report's sample_seed): the
 //        Routh caps are drawn per contact, so both draw the same caps;
@@ -18,7 +20,7 @@
 //    where the planar model has ±t; for this planar motion the z rows
 //    decouple (masses in the plane z = 0) and ±t1 spans the same in-plane
 //    cone, so the sets agree up to ε, the external-force increment and the
-//    choice among non-unique LCP solutions (the compass gait violates 002's
+//    choice among non-unique LCP solutions (the compass gait violates the paper's
 //    Assumption 6). The output lists every difference and writes
 //    compass_gait_multibody.svg.
 // 2. Newton's cradle on pendulum links (fixed-base revolute multibodies):
@@ -316,8 +318,9 @@ bool compass_gait_demo(const Options& options) {
   const simpact::FrictionalResult ap = simpact::solve_anitescu_potra(example.problem);
   for (const simpact::FrictionalOutcome& o : ap.outcomes) r.anitescu_potra.push_back(core_velocities(o, false));
 
-  std::printf("1. Compass gait wide step (002 §5.4.2): free-base btMultiBody, law routh, h = %.2f, N = %d,\n"
-              "   mu = 5, inertia eps = 1e-6 kg m^2 per leg, impact step %.0e s, no gravity\n",
+  std::printf("1. Compass gait wide step (Halm & Posa, §5.4.2): free-base btMultiBody,\n"
+              "   law routh, h = %.2f, N = %d, mu = 5, inertia eps = 1e-6 kg m^2 per leg,\n"
+              "   impact step %.0e s, no gravity\n",
               example.step, example.max_steps, kImpactStep);
   int ok = 0, same = 0;
   double worst_same = 0.0, worst_set = 0.0, worst_before = 0.0, worst_plane = 0.0, worst_energy_gain = -1e300;

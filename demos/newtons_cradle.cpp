@@ -1,10 +1,14 @@
 // Newton's cradle in Bullet: stock SI next to simpact (ImpactSolver over
-// stock SI), the experiment of 000 §I Fig. 2. For every strike speed on a log
-// grid from 0.01 to 10 m/s, restitution R ∈ {1, 0.7, 0} and step rate
-// ∈ {60 Hz, 240 Hz, 6 kHz}, the cradle is simulated until its impact is over;
-// the energy after/before and the balls' final velocities are printed, written
-// to a CSV file and plotted against strike speed to an SVG file (energy ratio
-// as in Fig. 2b, and the last ball's velocity over the strike speed).
+// stock SI), the experiment of Seghete & Murphey 2014, §I, Fig. 2 (Vlad
+// Seghete and Todd D. Murphey, "A propagative model of simultaneous impact:
+// existence, uniqueness, and design consequences", IEEE Transactions on
+// Automation Science and Engineering 11(1), 2014; arXiv:1709.02296; see
+// README.md, "Papers"). For every strike speed on a log grid from 0.01 to
+// 10 m/s, restitution R ∈ {1, 0.7, 0} and step rate ∈ {60 Hz, 240 Hz, 6 kHz},
+// the cradle is simulated until its impact is over; the energy after/before
+// and the balls' final velocities are printed, written to a CSV file and
+// plotted against strike speed to an SVG file (energy ratio as in Fig. 2b, and
+// the last ball's velocity over the strike speed).
 //
 // Usage: newtons_cradle [--balls 3|5] [--incoming 1|2] [--gap G] [--free]
 //                       [--quick] [--csv FILE] [--svg FILE]
@@ -33,9 +37,9 @@ using simpact::scenes::BulletWorld;
 using simpact::scenes::CradleOptions;
 using simpact::scenes::SolverKind;
 
-// Free balls: 000 Fig. 2 measures the outcome once the balls have separated;
-// 0.05 s is three steps at 60 Hz and lets a stock solver finish pushing
-// penetrating balls apart.
+// Free balls: Seghete & Murphey 2014, Fig. 2, measures the outcome once the
+// balls have separated; 0.05 s is three steps at 60 Hz and lets a stock solver
+// finish pushing penetrating balls apart.
 constexpr double kFreeSettleTime = 0.05;
 // On strings, velocities are read right after the strike's step: the impact
 // is resolved within it, and every later step only adds the error of Bullet's
@@ -306,7 +310,7 @@ bool write_csv(const std::vector<Run>& runs, const Config& config) {
   return static_cast<bool>(csv.flush());
 }
 
-// ── SVG plot (000 Fig. 2b): energy after/before against strike speed ──────
+// ── SVG plot (Seghete & Murphey 2014, Fig. 2b): energy ratio vs strike speed ──
 
 /// One panel: x = strike speed (log), y = a value of the run.
 struct Panel {
@@ -441,9 +445,10 @@ void draw_legend(std::ostringstream& svg, double lx, double ly) {
   }
 }
 
-/// 000 Fig. 2b (energy after/before against strike speed) above the last
-/// ball's velocity over the strike speed, which is where touching balls
-/// show stock SI's wrong outcome (2/3 instead of 1) at unchanged energy.
+/// Seghete & Murphey 2014, Fig. 2b (energy after/before against strike speed)
+/// above the last ball's velocity over the strike speed, which is where
+/// touching balls show stock SI's wrong outcome (2/3 instead of 1) at unchanged
+/// energy.
 std::string svg_plot(const std::vector<Run>& runs, const Config& config) {
   constexpr double kWidth = 960, kHeight = 860;
   std::ostringstream svg;
@@ -452,7 +457,8 @@ std::string svg_plot(const std::vector<Run>& runs, const Config& config) {
       << "<rect width='100%' height='100%' fill='white'/>\n"
       << "<text x='80' y='24' font-size='16'>Newton's cradle in Bullet 3.24, "
       << "stock SI (markers) and simpact over stock SI (lines)</text>\n"
-      << "<text x='80' y='44'>" << describe(config) << "; cf. 000 Fig. 2b</text>\n";
+      << "<text x='80' y='44'>" << describe(config)
+      << "; cf. Seghete &amp; Murphey 2014, Fig. 2b</text>\n";
   Panel energy;
   energy.top = 64;
   energy.bottom = 464;

@@ -1,13 +1,15 @@
-// The four worked examples of Halm & Posa (002 §5.4, Appendix A): rocking
-// block, box sliding into a wall, compass gait, three-disk stack. For each,
-// the simultaneous Anitescu–Potra outcome(s), the two sequential outcomes and
-// a Routh set (Algorithm 2) are computed and printed as a table, and one SVG
-// per example is written in the style of 002 Figs. 9–11 and 14: post-impact
+// The four worked examples of Halm & Posa (§5.4, Appendix A; Mathew Halm and
+// Michael Posa, "Set-Valued Rigid-Body Dynamics for Simultaneous, Inelastic,
+// Frictional Impacts", arXiv:2103.15714; see README.md, "Papers"): rocking
+// block, box sliding into a wall, compass gait, three-disk stack. For each, the
+// simultaneous Anitescu–Potra outcome(s), the two sequential outcomes and a
+// Routh set (Algorithm 2) are computed and printed as a table, and one SVG per
+// example is written in the style of the paper's Figs. 9–11 and 14: post-impact
 // contact velocities of the Routh samples (grey dots) and the intermediate
 // velocities along some samples' impact processes (light grey), with the
-// Anitescu–Potra outcomes in blue and the two sequential resolutions in red
-// and yellow, in the planes of two normal velocities and of a contact's
-// tangential against its normal velocity.
+// Anitescu–Potra outcomes in blue and the two sequential resolutions in red and
+// yellow, in the planes of two normal velocities and of a contact's tangential
+// against its normal velocity.
 //
 // Usage: routh_examples [--quick] [--samples K] [--seed S] [--threads T]
 //                       [--out DIR]
@@ -240,8 +242,8 @@ void print_table(const Run& run) {
   for (Eigen::Index i = 0; i < 2 * m; ++i) std::printf(" %9.5f", printable(u.row(i).maxCoeff()));
   std::printf("  %9.5f\n", printable(set.energy_change.maxCoeff()));
 
-  // CPU time per sample (wall time × threads), comparable with 002 Table 3
-  // (MATLAB + PATH on one core of a 2.4 GHz i5).
+  // CPU time per sample (wall time × threads), comparable with Halm & Posa,
+  // Table 3 (MATLAB + PATH on one core of a 2.4 GHz i5).
   const double per_sample = run.seconds * run.threads / samples;
   const double per_lcp = per_sample / set.mean_lcps();
   std::printf(
@@ -275,7 +277,7 @@ struct PanelSpec {
   Axis x, y;
 };
 
-/// 002's plots: normal velocity of A against B, and each contact's
+/// Halm & Posa's plots: normal velocity of A against B, and each contact's
 /// tangential against normal velocity (Figs. 9–11); for the disk stack the
 /// left and right sides (Fig. 14(b)) and contacts top-left, left-ground,
 /// left-right (Fig. 14(c); the right-hand ones are their mirror images).
@@ -556,7 +558,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf(
-      "Halm & Posa (002) worked examples: Anitescu-Potra (AP), sequential (seq) and "
+      "Halm & Posa worked examples: Anitescu-Potra (AP), sequential (seq) and "
       "Routh sets.\nContact velocities u = [u_n; u_t] in m/s (u_n > 0 separating), "
       "dE = energy change [J];\nS = largest approach speed; seed %llu.\n",
       static_cast<unsigned long long>(config.seed));

@@ -1,9 +1,13 @@
-// The TREX-like tailed biped (trex.h, after 000 §VII-B) as a Bullet
-// free-base multibody, dropped so that the right foot and the tail tip strike
-// the ground together, simulated twice with opposite reflection orders
-// (OrderPolicy::kMostNegative and kLeastNegative) and compared over time by
-// 000 Fig. 8's indeterminacy: the g-norm of the momentum difference of the two
-// runs normalized by the g-norm of the first run's momentum,
+// The TREX-like tailed biped (trex.h, after Seghete & Murphey 2014, §VII-B:
+// Vlad Seghete and Todd D. Murphey, "A propagative model of simultaneous
+// impact: existence, uniqueness, and design consequences", IEEE Transactions
+// on Automation Science and Engineering 11(1), 2014; arXiv:1709.02296; see
+// README.md, "Papers") as a Bullet free-base multibody, dropped so that the
+// right foot and the tail tip strike the ground together, simulated twice with
+// opposite reflection orders (OrderPolicy::kMostNegative and kLeastNegative)
+// and compared over time by the indeterminacy of the paper's Fig. 8: the
+// g-norm of the momentum difference of the two runs normalized by the g-norm
+// of the first run's momentum,
 //     ξ(t) = ‖p_a − p_b‖_g / ‖p_a‖_g = √(Δvᵀ M_a Δv) / √(v_aᵀ M_a v_a),
 // Δv the difference of the generalized velocity vectors (Bullet's layout:
 // base ω, v in world axes, then q̇), M_a the mass matrix at run a's
@@ -20,7 +24,7 @@
 //   shank, 3/4 the right thigh and shank (hips at the anterior centre).
 //   Colliders: the two body spheres and a 2 mm sphere at each foot and at the
 //   tail tip whose lowest point is the model's point (restitution 1 against a
-//   restitution-1 ground, μ = 0.5: every impact elastic, as 000 assumes).
+//   restitution-1 ground, μ = 0.5: every impact elastic, as the paper assumes).
 //   A rod's in-plane moment of inertia is m l²/12; Bullet needs positive
 //   out-of-plane moments too: we give each body the same moment about every
 //   axis. The motion stays in the plane z = 0 (all masses there), where the
@@ -30,10 +34,10 @@
 //   hips: a PD controller holding the stance angle. Gains below. The time step
 //   is 1e-4 s: the torques are explicit, and the thigh's ~4e-5 kg m² about the
 //   hip needs h·Kv/I ≪ 1 and h·√(Kp/I) ≪ 1.
-// Simplifications against 000: the biped starts touching the ground with the
-// drop velocity √(2 g · 0.17 m) (the state a 17 cm fall reaches, without
-// simulating the fall), and the hips hold their angles instead of spinning
-// the legs after the impact; the friction is Bullet's, not 000's
+// Simplifications against the paper: the biped starts touching the ground with
+// the drop velocity √(2 g · 0.17 m) (the state a 17 cm fall reaches, without
+// simulating the fall), and the hips hold their angles instead of spinning the
+// legs after the impact; the friction is Bullet's, not the paper's
 // maximum-dissipation forces.
 //
 // Options: --quick (shorter run), --out DIR (trex_multibody.csv / .svg).
@@ -265,7 +269,7 @@ void write_svg(const std::string& path, const Trace& initial, const Trace& optim
   svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << left + w + 40 << "' height='" << top + h + 90
       << "' font-family='sans-serif' font-size='12'>\n<rect width='100%' height='100%' fill='white'/>\n"
       << "<text x='" << left << "' y='24' font-size='15' font-weight='bold'>TREX-like biped in Bullet: "
-         "\u03be(t) of two reflection orders (000 Fig. 8)</text>\n"
+         "\u03be(t) of two reflection orders (Seghete &amp; Murphey 2014, Fig. 8)</text>\n"
       << "<rect x='" << left << "' y='" << top << "' width='" << w << "' height='" << h
       << "' fill='none' stroke='black'/>\n";
   for (int d = static_cast<int>(lo); d <= static_cast<int>(hi); d += 3)

@@ -1,9 +1,9 @@
-// MultiBodyImpactSolver on Featherstone multibodies: a cradle of pendulums,
-// a two-link arm striking the ground with both links, a pendulum bob
-// striking a free rigid sphere (and the step order of the external-force
-// increment), the Routh law on a multibody, bad input, and free-base
-// multibodies: an elastic bounce and the compass gait of 002 §5.4.2 against
-// the planar generalized-coordinate Routh sampler.
+// MultiBodyImpactSolver on Featherstone multibodies: a cradle of pendulums, a
+// two-link arm striking the ground with both links, a pendulum bob striking a
+// free rigid sphere (and the step order of the external-force increment), the
+// Routh law on a multibody, bad input, and free-base multibodies: an elastic
+// bounce and the compass gait of Halm & Posa, §5.4.2, against the planar
+// generalized-coordinate Routh sampler.
 #include <simpact/bullet/multibody_impact_solver.h>
 #include <simpact/propagative.h>
 #include <simpact/routh.h>
@@ -513,13 +513,14 @@ TEST(MultiBodyImpact, FreeBaseBallBouncesElastically) {
   EXPECT_THROW(world.add_free_base_tree(base, {}, {}), std::invalid_argument);
 }
 
-// (f) The compass gait wide step (002 §5.4.2, demos/multibody_demos.cpp) as
-// a free-base btMultiBody (trailing leg the base, leading leg a revolute
-// link), law routh, h = 0.25, N = 5, μ = 5, no gravity. The reference is the
-// planar generalized-coordinate model, built here independently of the
-// fixture from 002 Appendix A: q = [x, y, θ_lead, θ_trail] of the massless
-// pelvis and the legs (from the downward vertical), unit point masses at the
-// leg midpoints, J_n,i = [0, 1, l sin θ_i], J_t,i = [1, 0, l cos θ_i] (in θ_i's
+// (f) The compass gait wide step (Halm & Posa, §5.4.2;
+// demos/multibody_demos.cpp) as a free-base btMultiBody (trailing leg the
+// base, leading leg a revolute link), law routh, h = 0.25, N = 5, μ = 5, no
+// gravity. The reference is the planar generalized-coordinate model, built
+// here independently of the fixture from Halm & Posa, Appendix A:
+// q = [x, y, θ_lead, θ_trail] of the massless pelvis and the legs (from the
+// downward vertical), unit point masses at the leg midpoints,
+// J_n,i = [0, 1, l sin θ_i], J_t,i = [1, 0, l cos θ_i] (in θ_i's
 // column). The Routh caps are drawn per contact from the sample's seed, so the
 // planar sampler with the report's sample_seed (contacts in Bullet's order)
 // must give the same feet velocities: this checks the free-base rows, the

@@ -123,8 +123,8 @@ Drop DropBox(std::uint64_t seed, ImpactLaw law = ImpactLaw::kRouth,
 double EdgePivotSpin(double a, double b, double v0) { return a * v0 / (4.0 / 3.0 * (a * a + b * b)); }
 
 /// A Routh outcome tips the box when it turns it at least this fraction of
-/// the edge-pivot spin (the sequential outcomes of 002's rocking block reach
-/// 0.7 of it; rounding-level spins are 1e-15 of it).
+/// the edge-pivot spin (the sequential outcomes of Halm & Posa's rocking block
+/// reach 0.7 of it; rounding-level spins are 1e-15 of it).
 constexpr double kTipFraction = 0.2;
 /// …and lands it (near) at rest below this fraction, with a centre-of-mass
 /// speed below the same fraction of the strike speed.

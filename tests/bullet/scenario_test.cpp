@@ -74,8 +74,9 @@ Eigen::VectorXd LineVelocities(const scenes::Scene& scene) {
 
 class Cradle : public ::testing::TestWithParam<CradleCase> {};
 
-// Equal masses: the incoming balls stop and as many balls leave the far end
-// at the striker's speed (000 eq. (15), 003 eq. (4)); energy is conserved.
+// Equal masses: the incoming balls stop and as many balls leave the far end at
+// the striker's speed (Seghete & Murphey 2014, eq. (15); Seghete & Murphey
+// 2010, eq. (4)); energy is conserved.
 TEST_P(Cradle, LastBallsLeaveAtTheStrikersSpeed) {
   const CradleCase& c = GetParam();
   scenes::WorldOptions options = SimpactWorld();
@@ -369,8 +370,8 @@ TEST(Predictive, SkimmingBallIsNeverStruck) {
 }
 
 // The report carries the indeterminacy ξ when asked: zero for the cradle
-// (000 Theorem 3), positive for a cue ball striking two balls at 60°
-// (000 §VII-A, Fig. 5).
+// (Seghete & Murphey 2014, Theorem 3), positive for a cue ball striking two
+// balls at 60° (§VII-A, Fig. 5).
 TEST(Report, IndeterminacyOfTheCradleIsZero) {
   scenes::WorldOptions options = SimpactWorld();
   options.gravity = Eigen::Vector3d::Zero();

@@ -52,7 +52,7 @@ TEST(CliResolve, CradleWithPolicyAllHasOneOutcome) {
   input["policy"] = "all";
   const Json output = resolve_ok(input);
   EXPECT_EQ(output["status"], "success");
-  ASSERT_EQ(output["outcomes"].size(), 1u);  // 000 Theorem 3
+  ASSERT_EQ(output["outcomes"].size(), 1u);  // Seghete & Murphey 2014, Theorem 3
   expect_cradle_outcome(output["outcomes"][0]);
   ASSERT_TRUE(output.contains("indeterminacy"));
   EXPECT_NEAR(output["indeterminacy"].get<double>(), 0.0, kExact);
@@ -86,9 +86,10 @@ TEST(CliResolve, BilliardOutcomesAreMirrorImages) {
 }
 
 TEST(CliResolve, TwoBallsWallMatchesThePaper) {
-  // 003 §III-C.3 prints the matrices of v4a and v4b to four decimals: each
-  // entry is off by up to 5e-5, so with v0 = (-1, -2) a velocity entry is off
-  // by up to 5e-5 * (1 + 2) = 1.5e-4. The tolerance is twice that bound.
+  // Seghete & Murphey 2010, §III-B.3, prints the matrices of v4a and v4b to
+  // four decimals: each entry is off by up to 5e-5, so with v0 = (-1, -2) a
+  // velocity entry is off by up to 5e-5 * (1 + 2) = 1.5e-4. The tolerance is
+  // twice that bound.
   constexpr double kPrinted = 3e-4;
   const std::vector<std::vector<double>> expected = {
       {0.9955 + 2 * 0.0907, -0.0998 + 2 * 0.9955},  // v4a v0, wall first

@@ -80,7 +80,7 @@ SingleContactAnswer corner_a_answer(double friction) {
           energy_after - 0.5};
 }
 
-constexpr double kBlockSpeed = 0.4429;  // v₀ of 002 Table 4
+constexpr double kBlockSpeed = 0.4429;  // v₀ of Halm & Posa, Table 4
 
 Json falling_block(const std::string& law) {
   Json input = load_data("falling_block_routh.json");
@@ -280,10 +280,10 @@ TEST(CliRouth, StepLimitWithFallbackFinishesWithAnitescuPotra) {
   expect_near(outcome["normal_velocities"], {0.0}, kModeSolve, "normal_velocities");
 }
 
-// ── The falling block (002 §5.4.1, demos/data/README.md) ──────────────────
+// ── The falling block (Halm & Posa, §5.4.1; demos/data/README.md) ─────────
 
 TEST(CliFallingBlock, AnitescuPotraBringsTheBlockToRest) {
-  // 002 Fig. 1(b). Rest needs M(0 − v⁻) = J_nᵀ Λn + J_tᵀ Λt: y gives
+  // Halm & Posa, Fig. 1(b). Rest needs M(0 − v⁻) = J_nᵀ Λn + J_tᵀ Λt: y gives
   // ΛA + ΛB = v₀, θ gives 0.5 (ΛB − ΛA) + ΛtA + ΛtB = 0 and x gives
   // ΛtA + ΛtB = 0, so ΛA = ΛB = v₀/2. The split of Λt between the corners is
   // statically indeterminate; only its sum (0) is checked.
@@ -363,7 +363,7 @@ TEST(CliFallingBlock, EveryRouthSampleRocksOnOneCornerOrRests) {
   //    u_n ≤ 0 and its uncapped ones at u_n = 0 or with no impulse (routh.h
   //    eq. (73)–(74)), so the last increment leaves a contact at u_n = 0;
   //  • that corner sticks and |θ̇| is at most the sequential outcome's
-  //    0.21 v₀ (002 Fig. 9: rest, the two sequential outcomes, and
+  //    0.21 v₀ (Halm & Posa, Fig. 9: rest, the two sequential outcomes, and
   //    scaled-down rocking in between);
   //  • the printed contact velocities and energy are those of v⁺, and the
   //    impulses explain v⁺ (y and θ momentum; the x balance only fixes

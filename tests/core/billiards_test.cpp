@@ -1,4 +1,4 @@
-// Billiard break, 000 §VII-A (Fig. 4–5, eq. (31)).
+// Billiard break, Seghete & Murphey 2014, §VII-A (Fig. 4–5, eq. (31)).
 //
 // Derivation of the inner product (checked below): with unit rows
 // ∇φ_a = [d_a, 0, −d_a], ∇φ_b = [0, d_b, −d_b] (d = unit centre directions
@@ -45,7 +45,7 @@ constexpr double kInnerProductTolerance = 1e-13;
 /// reflections); the brief's 1e-12.
 constexpr double kUniqueXi = 1e-12;
 /// "Clearly indeterminate": ξ away from the unique angles is 10⁻²–10⁰
-/// (000 Fig. 5); 1e-3 is far above rounding and below every such value.
+/// (Fig. 5); 1e-3 is far above rounding and below every such value.
 constexpr double kClearlyIndeterminate = 1e-3;
 /// Law vs dense reference: at most four reflections each, ~1e-16 relative
 /// per step; ξ is a ratio of such norms.
@@ -64,7 +64,7 @@ struct Balls {
 };
 
 const Balls kEqual{1.0, 1.0, 1.0, 1.0, 1.0, 1.0, "equal"};
-/// Unequal radii, masses ∝ volume as in 000 Fig. 4.
+/// Unequal radii, masses ∝ volume as in the paper's Fig. 4.
 const Balls kUnequal{1.0, 1.5, 0.8, 1.0, 1.5 * 1.5 * 1.5, 0.8 * 0.8 * 0.8, "unequal"};
 
 ImpactProblem Break(const Balls& b, double theta) {

@@ -1,10 +1,11 @@
-// Newton's cradle with equal masses (003 §III-B.2, 000 §III eq. (15) and
-// Theorem 3). With unit masses the reflection in contact i (rows
-// [.., −1, 1, ..]) is G = I − 2 M⁻¹ Jᵢᵀ Jᵢ / 2, which SWAPS the velocities of
-// balls i and i+1; contact i approaches iff v_i > v_{i+1}. Any propagative
-// sequence is therefore a bubble sort, and every order ends in the same
-// outcome: the velocities sorted ascending. In particular k incoming balls
-// at speed s leave as the last k balls at speed s, the others at rest.
+// Newton's cradle with equal masses (Seghete & Murphey 2010, §III-B.2;
+// Seghete & Murphey 2014, §III, eq. (15), and Theorem 3). With unit masses
+// the reflection in contact i (rows [.., −1, 1, ..]) is
+// G = I − 2 M⁻¹ Jᵢᵀ Jᵢ / 2, which SWAPS the velocities of balls i and i+1;
+// contact i approaches iff v_i > v_{i+1}. Any propagative sequence is
+// therefore a bubble sort, and every order ends in the same outcome: the
+// velocities sorted ascending. In particular k incoming balls at speed s
+// leave as the last k balls at speed s, the others at rest.
 #include "support/compare.h"
 #include "support/policies.h"
 

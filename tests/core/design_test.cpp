@@ -1,5 +1,5 @@
-// Impact design (design.h, 000 §VII): the billiard break's inner product
-// against 000 eq. (31), ξ vanishing exactly where the normals are
+// Impact design (design.h; Seghete & Murphey 2014, §VII): the billiard break's
+// inner product against eq. (31), ξ vanishing exactly where the normals are
 // g-orthogonal, the optimizer finding θ = π/2 from either side and closing
 // an open gap on the way, and bad arguments named.
 #include <simpact/design.h>
@@ -27,7 +27,7 @@ constexpr double kAngle = 1e-9;
 constexpr double kNoIndeterminacy = 1e-12;
 
 TEST(AnalyzeStrike, BilliardInnerProductIsCosThetaOverMc) {
-  // 000 eq. (31): independent of the other masses and of every radius.
+  // Eq. (31): independent of the other masses and of every radius.
   for (double theta : {1.2, kPi / 2, 2.0, 3.0})
     for (double mc : {0.5, 1.0, 3.0}) {
       const ImpactProblem p = scenes::billiard_break(theta, 0.3, 0.5, 0.4, 2.0, 7.0, mc, 1.0);
@@ -208,8 +208,8 @@ TEST(TrexModel, MassMatrixAndContactRowsAreConsistent) {
   EXPECT_THROW(scenes::trex_tail_length({0.04, 0.07, 0.08, 0.1}), std::invalid_argument);
 }
 
-// 000 §VII-B: the double strike of foot and tail loses ≥ 5 orders of
-// magnitude of indeterminacy once the stance and design are optimized
+// Seghete & Murphey 2014, §VII-B: the double strike of foot and tail loses ≥ 5
+// orders of magnitude of indeterminacy once the stance and design are optimized
 // (the impact_design demo prints the table).
 TEST(TrexDesign, DoubleStrikeLosesFiveOrdersOfIndeterminacy) {
   const scenes::TrexDesign design;

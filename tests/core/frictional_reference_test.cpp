@@ -1,6 +1,6 @@
 // Reference frictional laws (frictional_reference.h): every Anitescu–Potra
-// solution returned satisfies the complementarity conditions of 002 eq. (31)
-// (a residual check of the law itself), the enumeration finds Lemke's
+// solution returned satisfies the complementarity conditions of Halm & Posa,
+// eq. (31) (a residual check of the law itself), the enumeration finds Lemke's
 // solution among its own, budgets and fallbacks are reported; sequential
 // resolution dissipates at every impact, honours its order and its limits.
 #include "support/compare.h"
@@ -33,11 +33,12 @@ constexpr double kDissipationSlack = 1e-12;
 
 double energy(const Eigen::MatrixXd& mass, const Eigen::VectorXd& v) { return 0.5 * v.dot(mass * v); }
 
-// 002 eq. (31) at one outcome: non-penetration, normal complementarity, the
-// polyhedral Coulomb cone and maximal dissipation. Planar: the cone is
-// |Λ_t| ≤ μΛ_n and a slipping contact gets Λ_t = −μΛ_n sgn(u_t). 3-D with
-// d = 4: the cone is the L1 ball ‖Λ_t‖₁ ≤ μΛ_n, and maximal dissipation
-// means Λ_t·u_t = −μΛ_n ‖u_t‖∞ (the dual norm).
+// Halm & Posa, eq. (31), at one outcome: non-penetration, normal
+// complementarity, the polyhedral Coulomb cone and maximal dissipation.
+// Planar: the cone is |Λ_t| ≤ μΛ_n and a slipping contact gets
+// Λ_t = −μΛ_n sgn(u_t). 3-D with d = 4: the cone is the L1 ball
+// ‖Λ_t‖₁ ≤ μΛ_n, and maximal dissipation means Λ_t·u_t = −μΛ_n ‖u_t‖∞ (the
+// dual norm).
 ::testing::AssertionResult SatisfiesAnitescuPotra(const FrictionalProblem& p,
                                                   const FrictionalOutcome& o) {
   const int m = p.contacts(), dim = p.tangent_dimension();

@@ -1,5 +1,6 @@
 // Determinism of the seeded random policy, invariance under row scaling of J
-// (Γ(αu) = Γ(u), 000 eq. (9)), homogeneity in the velocity, and solver reuse.
+// (Γ(αu) = Γ(u), Seghete & Murphey 2014, eq. (9)), homogeneity in the velocity,
+// and solver reuse.
 #include "support/compare.h"
 #include "support/policies.h"
 

@@ -2,7 +2,8 @@
 // M⁻¹ including singular ones, m = 1..6 contacts, n = 1..8 DOFs):
 //   elastic energy preserved, feasibility, non-negative impulses, momentum
 //   balance, plastic / restitution never gain energy, complementarity of the
-//   plastic impulses, and the restitution blend and energy law (000 (16)–(18)).
+//   plastic impulses, and the restitution blend and energy law (Seghete &
+//   Murphey 2014, eq. (16)–(18)).
 //
 // Energies are computed independently of the law's pseudo-inverse: v = M⁻¹ p
 // for a known momentum p, so E = ½ pᵀ M⁻¹ p, and after the impact
@@ -66,7 +67,7 @@ constexpr double kMomentumTolerance = 1e-12;
 constexpr double kComplementarityTolerance = 1e-9;
 /// The restitution identities combine three outcomes: 1e-11 relative to E⁻.
 constexpr double kRestitutionEnergyTolerance = 1e-11;
-/// |δ| below this × the energy scale counts as δ = 0 (000 (18) holds).
+/// |δ| below this × the energy scale counts as δ = 0 (eq. (18) holds).
 constexpr double kZeroCrossTerm = 1e-13;
 /// α recovered by projecting the outcome on the (17) segment: a ratio of two
 /// g-inner products, each exact to ~1e-14 relative; 1e-9 absolute leaves a
@@ -92,7 +93,7 @@ struct Stats {
       cross_term_positive = 0;
   double max_energy_error = 0.0;       // elastic, relative
   double max_energy_gain = 0.0;        // plastic / restitution, relative (≤ 0 is fine)
-  double max_restitution_error = 0.0;  // 000 (16), relative
+  double max_restitution_error = 0.0;  // eq. (16), relative
   double max_infeasibility = 0.0;      // relative to S √W_ii
   std::int64_t longest_sequence = 0;
   // Elastic energy error by sequence length (≤ 10, ≤ 100, ≤ 1000, more).
@@ -217,7 +218,7 @@ class OutcomeChecker {
     return after;
   }
 
-  /// Restitution R: p⁺ = α p_e + (1 − α) p_p (000 (17)) with α fixed by the
+  /// Restitution R: p⁺ = α p_e + (1 − α) p_p (eq. (17)) with α fixed by the
   /// paper's definition (16), R² = 1 − ΔE/E_p (E_p: the energy the plastic
   /// impact dissipates). With δ = ⟨p_p, p_e − p_p⟩_g = λ_eᵀ u_p⁺ ≥ 0, the
   /// paper's (18) is δ = 0, under which (16) gives α = R; when δ > 0 (the
@@ -273,7 +274,8 @@ class OutcomeChecker {
       const double predicted = (1.0 - r * r) * plastic_loss;  // ΔE by (16)
       const double error = std::abs((energy_before_ - after) - predicted);
       stats_.max_restitution_error = std::max(stats_.max_restitution_error, error / scale);
-      EXPECT_LE(error, allowed) << "000 (16) violated: R = " << r << ", delta = " << delta;
+      EXPECT_LE(error, allowed) << "Seghete & Murphey 2014, eq. (16), violated: R = " << r
+                                << ", delta = " << delta;
       if (std::abs(delta) <= kZeroCrossTerm * scale) {
         ++stats_.exact_eq16;  // (18) holds: α must be R
         EXPECT_NEAR(alpha, r, kAlphaTolerance);
@@ -435,7 +437,8 @@ TEST(RandomProperties, EveryOutcomeIsPhysical) {
             << ", max restitution-law error " << stats.max_restitution_error
             << ", max infeasibility " << stats.max_infeasibility << " (× S√W_ii)"
             << ", longest sequence " << stats.longest_sequence << "\n"
-            << "[ properties ] 000 (16) checked " << stats.restitution_checked << " times: "
+            << "[ properties ] Seghete & Murphey 2014, eq. (16), checked "
+            << stats.restitution_checked << " times: "
             << stats.exact_eq16 << " with (18) holding (alpha = R), " << stats.cross_term_positive
             << " with (18) failing (alpha < R)\n";
   std::cout

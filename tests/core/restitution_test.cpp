@@ -1,6 +1,6 @@
-// RestitutionTest: the restitution blend v⁺ = α v_e + (1 − α) v_p (000 (17),
-// α from definition (16), see propagative.h) and the plastic law (000
-// (10)–(11), Moreau).
+// RestitutionTest: the restitution blend v⁺ = α v_e + (1 − α) v_p
+// (Seghete & Murphey 2014, eq. (17), α from definition (16), see propagative.h)
+// and the plastic law (eq. (10)–(11), Moreau).
 #include "support/compare.h"
 #include "support/policies.h"
 
@@ -57,10 +57,10 @@ TEST_P(SingleContact, ReboundsAtMinusRTimesTheApproachSpeed) {
     EXPECT_NEAR(u_after, -r * u_before, kTolerance);
     EXPECT_TRUE(VectorsNear(v, expected, kTolerance, kTolerance));
     EXPECT_NEAR(result.outcomes[0].impulses[0], lambda, kTolerance);
-    // 000's α = √(1 − R²) would rebound at √(1 − R²)·3 instead: different
+    // The paper's α = √(1 − R²) would rebound at √(1 − R²)·3 instead: different
     // for every R except 1/√2 (R = 0.7 comes within 0.042 of it).
     EXPECT_GT(std::abs(u_after - std::sqrt(1.0 - r * r) * 3.0), kDistinguishable);
-    // 000 (16): E⁻ − E⁺ = (1 − R²) (E⁻ − E_p); here E_p (plastic, common
+    // Eq. (16): E⁻ − E⁺ = (1 − R²) (E⁻ − E_p); here E_p (plastic, common
     // velocity 1/4) is computed by hand.
     const double e_before = 0.5 * (1.0 * 4.0 + 3.0 * 1.0);
     const double e_plastic = 0.5 * (1.0 + 3.0) * 0.25 * 0.25;
@@ -212,9 +212,10 @@ TEST(Plastic, SeparatingBallIsNotPulledBack) {
                           kTolerance, kTolerance));
 }
 
-// 000 (18) assumes ⟨p_p, p_e⟩_g = ‖p_p‖²_g, under which (16) gives α = R. A
-// point mass (M = I) hits a floor n₁ = (0, 1) and a wall n₂ = (0.6, 0.8) at
-// v⁻ = (0.5, −1): both approach (u = (−0.5, −1) in the order [wall, floor]).
+// Seghete & Murphey 2014, eq. (18), assumes ⟨p_p, p_e⟩_g = ‖p_p‖²_g, under
+// which (16) gives α = R. A point mass (M = I) hits a floor n₁ = (0, 1) and a
+// wall n₂ = (0.6, 0.8) at v⁻ = (0.5, −1): both approach (u = (−0.5, −1) in
+// the order [wall, floor]).
 // Index order strikes the wall first: v_e = (1.1, 0.2) with both impulses
 // positive. The plastic projection only needs the floor, v_p = (0.5, 0), and
 // releases the wall (u_p,wall = 0.3 > 0), so (18) fails and α = R would

@@ -1,4 +1,4 @@
-// Halm & Posa's worked examples (002 §5.4, Appendix A, Figs. 1, 4, 5, 9–14):
+// Halm & Posa's worked examples (§5.4, Appendix A, Figs. 1, 4, 5, 9–14):
 // the shared scenes (demos/scenes/simpact_scenes/frictional_scenes.h), the
 // reference laws on them (Anitescu–Potra, sequential) and the Routh sets.
 //
@@ -92,8 +92,9 @@ constexpr int kSamples = 1 << 12;
 ///                 series leaves only 0.25 % of the energy);
 ///   compass gait  ≤ 0.082: the Anitescu–Potra outcome with the trailing foot
 ///                 sliding is reached only by samples whose impulses
-///                 alternate between the feet (002 §5.4.2), a thin region of
-///                 the caps (still 0.013–0.041 at 2^16: reached, slowly);
+///                 alternate between the feet (Halm & Posa, §5.4.2), a thin
+///                 region of the caps (still 0.013–0.041 at 2^16: reached,
+///                 slowly);
 ///                 it is 0.25 S from the other outcomes.
 /// Each bound below is ≥ 1.5× the measured value and below half the
 /// separation of distinct outcomes, so a sample within it identifies the
@@ -104,9 +105,9 @@ double CoverageTolerance(const std::string& example) {
   return 0.05;
 }
 /// Termination within N increments (the rest finish with the Anitescu–Potra
-/// fallback, routh.h): 002 Table 3 reports a handful of LCPs per sample; we
-/// measure 100 % for the block, box and disks and 99.8 % for the compass
-/// gait (N = 5). At least 99 % must end by Algorithm 1 itself.
+/// fallback, routh.h): Halm & Posa's Table 3 reports a handful of LCPs per
+/// sample; we measure 100 % for the block, box and disks and 99.8 % for the
+/// compass gait (N = 5). At least 99 % must end by Algorithm 1 itself.
 constexpr double kMinTerminationRate = 0.99;
 /// Velocity entries computed by the laws in contact space vs J v⁺ here:
 /// rounding ~1e-16 × cond(M) (≈ 2e2, compass gait), measured ≤ 3.3e-15 S;
@@ -178,7 +179,7 @@ Eigen::Matrix2d Rotation(double angle) {
 }
 
 /// Gap functions φ(q) (m) and tangential positions τ(q) (m) of an example,
-/// written from 002's description: J_n must be ∂φ/∂q at the impact
+/// written from the paper's description: J_n must be ∂φ/∂q at the impact
 /// configuration q0, and J_t must be ∂τ/∂q, τ_i = t_i · (p_b − p_a) of the
 /// two MATERIAL points in contact (their velocity difference along t).
 struct Kinematics {
@@ -348,7 +349,7 @@ Eigen::VectorXd SingleContactImpact(const FrictionalExample& e, const Eigen::Vec
   return v;
 }
 
-/// Sequential resolution (002 §2.2.2) with SingleContactImpact: cycle
+/// Sequential resolution (Halm & Posa, §2.2.2) with SingleContactImpact: cycle
 /// through `order`, impact every contact that approaches, until none does.
 /// "Approaches" is the documented test of resolve_sequential
 /// (frictional_reference.h, routh.h): u_n,i / √W_ii < −tol · S_g with
@@ -482,9 +483,9 @@ Enumeration EnumerateAnitescuPotra(const FrictionalExample& e) {
   return result;
 }
 
-/// An outcome is an inelastic Anitescu–Potra solution (002 (31)–(33),
-/// planar) when its impulses reproduce its velocity and satisfy the
-/// complementarity and cone conditions — a certificate checked here with
+/// An outcome is an inelastic Anitescu–Potra solution (Halm & Posa,
+/// eq. (31)–(33), planar) when its impulses reproduce its velocity and satisfy
+/// the complementarity and cone conditions — a certificate checked here with
 /// dense algebra only.
 ::testing::AssertionResult IsAnitescuPotraOutcome(const FrictionalExample& e,
                                                   const FrictionalOutcome& o) {
@@ -706,9 +707,9 @@ TEST_P(PaperExample, RouthSetIsDissipativeNonCollidingAndConsistent) {
 }
 
 TEST_P(PaperExample, RouthSetReachesEveryReferenceOutcome) {
-  // 002 §5.4: the Routh set contains the simultaneous (Anitescu–Potra) and
-  // the sequential outcomes. With finitely many samples we can only ask for a
-  // sample close to each.
+  // Halm & Posa, §5.4: the Routh set contains the simultaneous (Anitescu–Potra)
+  // and the sequential outcomes. With finitely many samples we can only ask for
+  // a sample close to each.
   const FrictionalExample& e = example();
   const RouthOutcomeSet& set = RouthSet(e);
   for (const FrictionalOutcome& o : AnitescuPotra(e).outcomes)
@@ -722,11 +723,11 @@ TEST_P(PaperExample, RouthSetReachesEveryReferenceOutcome) {
 }
 
 TEST_P(PaperExample, OutcomesScaleWithTheImpact) {
-  // 002 Lemma 11 (homogeneity): scaling v⁻ and h by k > 0 scales the Routh
-  // set by k, and the Anitescu–Potra and sequential outcomes too (their
+  // Halm & Posa, Lemma 11 (homogeneity): scaling v⁻ and h by k > 0 scales the
+  // Routh set by k, and the Anitescu–Potra and sequential outcomes too (their
   // conditions are positively homogeneous in v). The laws' tolerances are
-  // documented as relative (routh.h), so this must hold to rounding — also
-  // at k = 1e-3, impacts at mm/s, ordinary in a simulator.
+  // documented as relative (routh.h), so this must hold to rounding — also at
+  // k = 1e-3, impacts at mm/s, ordinary in a simulator.
   const FrictionalExample& e = example();
   const FrictionalResult ap = AnitescuPotra(e);
   RouthParameters routh = ExampleRouthParameters(e);
@@ -806,7 +807,7 @@ INSTANTIATE_TEST_SUITE_P(Paper002, PaperExample,
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 // ═════════════════════════════════════════════════════════════════════════════
-// Pre-impact state of each example (closed forms from the issue / 002)
+// Pre-impact state of each example (closed forms, after Halm & Posa)
 // ═════════════════════════════════════════════════════════════════════════════
 
 TEST(PaperExampleGeometry, RockingBlock) {
@@ -848,8 +849,8 @@ TEST(PaperExampleGeometry, BoxWall) {
                           Eigen::Vector4d(0.0, -1.0, 1.0, 0.0), kExact, 0.0));
   EXPECT_NEAR(scenes::kinetic_energy(e, e.problem.velocity), 0.5, kExact);
   EXPECT_NEAR(e.mass(2, 2), 1.0 / 6.0, kExact);
-  // 002 §3.1 / Fig. 5: both normal impulses turn the box counter-clockwise
-  // (positive θ̇ from a positive normal impulse).
+  // Halm & Posa, §3.1 / Fig. 5: both normal impulses turn the box
+  // counter-clockwise (positive θ̇ from a positive normal impulse).
   const Eigen::MatrixXd minv_jn = InverseMass(e) * Normals(e).transpose();
   EXPECT_GT(minv_jn(2, 0), 0.0);
   EXPECT_GT(minv_jn(2, 1), 0.0);
@@ -897,7 +898,7 @@ TEST(PaperExampleGeometry, DiskStack) {
 }
 
 // ═════════════════════════════════════════════════════════════════════════════
-// Rocking block (002 Fig. 1, §5.4.1, Fig. 9)
+// Rocking block (Halm & Posa, Fig. 1, §5.4.1, Fig. 9)
 // ═════════════════════════════════════════════════════════════════════════════
 
 /// Sequential A-then-B by hand. The single impact at A sticks (checked
@@ -924,7 +925,7 @@ TEST(RockingBlockExample, SequentialAThenBPivotsAboutBWithALifting) {
   EXPECT_TRUE(VectorsNear(r.outcomes[0].velocity, expected, kSequential * v0, 0.0));
   EXPECT_TRUE(VectorsNear(SequentialReference(e, {0, 1}), expected, kDense * v0, 0.0));
   EXPECT_EQ(r.outcomes[0].lcps, 2);  // one impact per corner
-  // 002 Fig. 1(c): A lifts, B pivots (sticks).
+  // Halm & Posa, Fig. 1(c): A lifts, B pivots (sticks).
   EXPECT_TRUE(VectorsNear(ContactVelocity(e, r.outcomes[0].velocity),
                           Eigen::Vector4d(0.21 * v0, 0.0, 0.0, 0.0), kSequential * v0, 0.0));
 }
@@ -938,8 +939,8 @@ TEST(RockingBlockExample, SequentialOrdersAreMirrorImages) {
 }
 
 TEST(RockingBlockExample, AnitescuPotraPredictsRestOnly) {
-  // 002 Fig. 1(b). Unique: a single corner stopping alone leaves the other
-  // approaching at 3 v0/10 (above), and both corners stopped is rest
+  // Halm & Posa, Fig. 1(b). Unique: a single corner stopping alone leaves the
+  // other approaching at 3 v0/10 (above), and both corners stopped is rest
   // (J_n, J_t have rank 3 = n).
   const FrictionalExample& e = Example("rocking_block");
   const FrictionalResult ap = AnitescuPotra(e);
@@ -952,11 +953,11 @@ TEST(RockingBlockExample, AnitescuPotraPredictsRestOnly) {
 }
 
 TEST(RockingBlockExample, RouthSetHasRestBothPivotsAndScaledDownPivots) {
-  // 002 §5.4.1: the set contains rest, both sequential pivots, and the
+  // Halm & Posa, §5.4.1: the set contains rest, both sequential pivots, and the
   // "scaled-down versions of the purely-sequential outcomes (rolling on one
-  // foot with a smaller angular velocity)". No sample pivots faster than
-  // the sequential outcome, and the block never leaves the ground with both
-  // corners (Fig. 9: every outcome lies on the axes).
+  // foot with a smaller angular velocity)". No sample pivots faster than the
+  // sequential outcome, and the block never leaves the ground with both corners
+  // (Fig. 9: every outcome lies on the axes).
   const FrictionalExample& e = Example("rocking_block");
   const RouthOutcomeSet& set = RouthSet(e);
   const double v0 = 0.4429, lift = 0.21 * v0;
@@ -979,7 +980,7 @@ TEST(RockingBlockExample, RouthSetHasRestBothPivotsAndScaledDownPivots) {
 }
 
 // ═════════════════════════════════════════════════════════════════════════════
-// Box sliding into a wall (002 Fig. 5, §5.4.3, Fig. 11)
+// Box sliding into a wall (Halm & Posa, Fig. 5, §5.4.3, Fig. 11)
 // ═════════════════════════════════════════════════════════════════════════════
 
 TEST(BoxWallExample, RestIsAnAnitescuPotraSolutionByHand) {
@@ -1007,9 +1008,9 @@ TEST(BoxWallExample, AnitescuPotraPredictsRest) {
 }
 
 TEST(BoxWallExample, SequentialLeavesASlidingAndBLifting) {
-  // 002 Fig. 5(c): A does not approach at first, so both orders start at the
-  // wall; B's impact (it sticks) turns the box into the floor, A's impact
-  // (sliding, friction against +x) lifts B off the wall.
+  // Halm & Posa, Fig. 5(c): A does not approach at first, so both orders start
+  // at the wall; B's impact (it sticks) turns the box into the floor, A's
+  // impact (sliding, friction against +x) lifts B off the wall.
   const FrictionalExample& e = Example("box_wall");
   const Eigen::VectorXd ab = Sequential(e, {0, 1}).outcomes.at(0).velocity;
   const Eigen::VectorXd ba = Sequential(e, {1, 0}).outcomes.at(0).velocity;
@@ -1023,10 +1024,10 @@ TEST(BoxWallExample, SequentialLeavesASlidingAndBLifting) {
 }
 
 TEST(BoxWallExample, RouthSetHasIntermediateFasterSlidingAndBSliding) {
-  // 002 §5.4.3: convex combinations of rest and the sequential outcome
+  // Halm & Posa, §5.4.3: convex combinations of rest and the sequential outcome
   // (A slides slower, B lifts less), samples where A slides faster than
-  // sequentially, and samples where B slides along the wall instead of
-  // lifting or sticking.
+  // sequentially, and samples where B slides along the wall instead of lifting
+  // or sticking.
   const FrictionalExample& e = Example("box_wall");
   const RouthOutcomeSet& set = RouthSet(e);
   const Eigen::VectorXd seq = ContactVelocity(e, Sequential(e, {1, 0}).outcomes.at(0).velocity);
@@ -1051,13 +1052,13 @@ TEST(BoxWallExample, RouthSetHasIntermediateFasterSlidingAndBSliding) {
 }
 
 // ═════════════════════════════════════════════════════════════════════════════
-// Compass gait (002 Fig. 4, §3.1, §5.4.2, Fig. 10)
+// Compass gait (Halm & Posa, Fig. 4, §3.1, §5.4.2, Fig. 10)
 // ═════════════════════════════════════════════════════════════════════════════
 
 TEST(CompassGaitExample, AnitescuPotraLeadingFootSticksTrailingFootLiftsSticksOrSlides) {
-  // 002 §3.1 after Remy (2017): three categorically different Anitescu–Potra
-  // outcomes; the leading foot A sticks in all, the trailing foot B lifts
-  // off, comes to rest, or slides.
+  // Halm & Posa, §3.1 after Remy (2017): three categorically different
+  // Anitescu–Potra outcomes; the leading foot A sticks in all, the trailing
+  // foot B lifts off, comes to rest, or slides.
   const FrictionalExample& e = Example("compass_gait");
   const FrictionalResult ap = AnitescuPotra(e);
   const double tol = kAnitescuPotra * ApproachSpeed(e);
@@ -1078,8 +1079,8 @@ TEST(CompassGaitExample, AnitescuPotraLeadingFootSticksTrailingFootLiftsSticksOr
 }
 
 TEST(CompassGaitExample, SequentialLeadingFootStrikeLiftsTheTrailingFoot) {
-  // 002 Fig. 4(b): a single impact at A (it sticks, μ = 5) lifts B; B never
-  // approaches, so both orders are that single impact.
+  // Halm & Posa, Fig. 4(b): a single impact at A (it sticks, μ = 5) lifts B; B
+  // never approaches, so both orders are that single impact.
   const FrictionalExample& e = Example("compass_gait");
   for (const std::vector<int>& order : {std::vector<int>{0, 1}, std::vector<int>{1, 0}}) {
     const FrictionalOutcome o = Sequential(e, order).outcomes.at(0);
@@ -1094,7 +1095,7 @@ TEST(CompassGaitExample, SequentialLeadingFootStrikeLiftsTheTrailingFoot) {
 }
 
 TEST(CompassGaitExample, RouthSetHasIntermediateTrailingFootAndAlternatingImpacts) {
-  // 002 §5.4.2, Fig. 10: the three Anitescu–Potra outcomes "as well as
+  // Halm & Posa, §5.4.2, Fig. 10: the three Anitescu–Potra outcomes "as well as
   // various convex combinations" (the trailing foot B lifting more slowly
   // than after the single impact at A), and, from impulses alternating
   // between the feet, samples where A lifts off while B stays down. (With
@@ -1126,12 +1127,12 @@ TEST(CompassGaitExample, RouthSetHasIntermediateTrailingFootAndAlternatingImpact
 }
 
 // ═════════════════════════════════════════════════════════════════════════════
-// Disk stack (002 §5.4.5, Fig. 14)
+// Disk stack (Halm & Posa, §5.4.5, Fig. 14)
 // ═════════════════════════════════════════════════════════════════════════════
 
 TEST(DiskStackExample, AnitescuPotraPredictsOnlyRest) {
-  // 002 §5.4.5: "The only prediction … offered by Anitescu and Potra (1997)
-  // is the entire tower coming to rest."
+  // Halm & Posa, §5.4.5: "The only prediction … offered by Anitescu and Potra
+  // (1997) is the entire tower coming to rest."
   const FrictionalExample& e = Example("disk_stack");
   const FrictionalResult ap = AnitescuPotra(e);
   ASSERT_EQ(ap.outcomes.size(), 1u);
@@ -1150,9 +1151,9 @@ TEST(DiskStackExample, SequentialOrdersAreMirrorImages) {
 }
 
 TEST(DiskStackExample, RouthSetBreaksTheTowerButKeepsOneBottomDiskDown) {
-  // 002 §5.4.5: "one of those [bottom] balls always stays on the ground",
-  // while there are "various outcomes in which the tower falls apart": the
-  // top disk leaves one side, and "the ball on the opposite side may even
+  // Halm & Posa, §5.4.5: "one of those [bottom] balls always stays on the
+  // ground", while there are "various outcomes in which the tower falls apart":
+  // the top disk leaves one side, and "the ball on the opposite side may even
   // lift off the ground slightly".
   const FrictionalExample& e = Example("disk_stack");
   const RouthOutcomeSet& set = RouthSet(e);
@@ -1172,17 +1173,17 @@ TEST(DiskStackExample, RouthSetBreaksTheTowerButKeepsOneBottomDiskDown) {
 }
 
 TEST(DiskStackExample, TopDiskCanLeaveBothSidesUnlikeThePapersObservation) {
-  // 002 §5.4.5 also observes that "the top ball always maintains contact
-  // with at least one of the left or right balls". By the law's definition
-  // it need not: the bottom disks, rolling inwards under the top disk's
-  // friction, wedge it upwards (u_n of both top contacts stays 0 while the
-  // top rises); an inelastic left–right impact then stops them and the top
-  // disk, still rising, leaves both (sample 1621 of seed 2024: u_n = 0.0088
-  // at both top contacts after 3 LCPs, all contacts non-colliding, energy
-  // 0.5 → 5.6e-4 J). Measured 3 of 2^12 samples (23 of 2^14). With the
-  // MATLAB's friction rows [n_y, n_x]·J (not tangent to the 60° disk
-  // contacts, see frictional_scenes.h) the same sampling gives 0 of 2^14,
-  // which would explain the paper's observation.
+  // Halm & Posa (§5.4.5) also observe that "the top ball always maintains
+  // contact with at least one of the left or right balls". By the law's
+  // definition it need not: the bottom disks, rolling inwards under the top
+  // disk's friction, wedge it upwards (u_n of both top contacts stays 0 while
+  // the top rises); an inelastic left–right impact then stops them and the top
+  // disk, still rising, leaves both (sample 1621 of seed 2024: u_n = 0.0088 at
+  // both top contacts after 3 LCPs, all contacts non-colliding, energy
+  // 0.5 → 5.6e-4 J). Measured 3 of 2^12 samples (23 of 2^14). With the MATLAB's
+  // friction rows [n_y, n_x]·J (not tangent to the 60° disk contacts, see
+  // frictional_scenes.h) the same sampling gives 0 of 2^14, which would explain
+  // the paper's observation.
   const FrictionalExample& e = Example("disk_stack");
   const RouthOutcomeSet& set = RouthSet(e);
   const double touching = 1e-6;

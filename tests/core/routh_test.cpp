@@ -1,4 +1,4 @@
-// Routh set-valued sampling (002 §5): the single-contact closed form,
+// Routh set-valued sampling (Halm & Posa, §5): the single-contact closed form,
 // Theorem 7 (every increment dissipates), non-penetration, termination,
 // Lemma 8, determinism across threads and seeds, low-discrepancy sampling,
 // validation.

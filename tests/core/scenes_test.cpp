@@ -63,7 +63,8 @@ TEST(Scenes, RejectInvalidArguments) {
 }
 
 TEST(Scenes, LongBallChainTransfersTheMomentumToTheLastBall) {
-  // 000 eq. (15) for N balls: one incoming ball, N − 1 swaps in order.
+  // Seghete & Murphey 2014, eq. (15), for N balls: one incoming ball, N − 1
+  // swaps in order.
   for (const int balls : {3, 10, 100, 1000}) {
     SCOPED_TRACE(std::to_string(balls) + " balls");
     const ImpactProblem p = scenes::ball_chain(balls, 2.0);

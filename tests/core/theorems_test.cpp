@@ -1,7 +1,7 @@
-// 000 §IV–V on random problems: Theorem 2 (pairwise g-orthogonal normals),
-// Theorem 3 (two contacts at c = −1/2) and Theorem 1 (two-contact sequences
-// are bounded by ⌈π/γ⌉), each against closed forms or an independent dense
-// reflection loop (support/reference.h).
+// Seghete & Murphey 2014, §IV–V, on random problems: Theorem 2 (pairwise
+// g-orthogonal normals), Theorem 3 (two contacts at c = −1/2) and Theorem 1
+// (two-contact sequences are bounded by ⌈π/γ⌉), each against closed forms or an
+// independent dense reflection loop (support/reference.h).
 #include "support/compare.h"
 #include "support/policies.h"
 #include "support/reference.h"

@@ -1,8 +1,9 @@
-// Two balls on a line against a wall, 003 §III-B.1 and §III-B.3.
+// Two balls on a line against a wall, Seghete & Murphey 2010, §III-B.1 and
+// §III-B.3.
 // q = [x1, x2]; contact u = [1, 0] (wall–ball 1), v = [−1, 1] (ball 1–ball 2).
 // Both approach when v1 < 0 and v2 < v1.
 //
-// NOTE on 003's printed G_u: for M = diag(1.1, 1) the paper prints
+// NOTE on the paper's printed G_u: for M = diag(1.1, 1) the paper prints
 // G_u = −I. That is a typo: G_u = I − 2 M⁻¹ uᵀ u /(u M⁻¹ uᵀ) = diag(−1, 1)
 // for u = [1, 0] with ANY diagonal M (the wall only reverses ball 1). With
 // −I the printed products G_v G_u G_v G_u = G_v² would be the identity,
@@ -36,7 +37,7 @@ using testing::VectorsNear;
 /// Four reflections of a 2-vector, each rounding ~1e-16 relative: 1e-12
 /// relative to |v0| is a 10⁴ margin.
 constexpr double kVelocityTolerance = 1e-12;
-/// 003 prints four decimals: a printed entry is within 5e-5 of the true one
+/// The paper prints four decimals: a printed entry is within 5e-5 of the true one
 /// (plus a hair for the binary representation of the printed value).
 constexpr double kPrintedFourDecimals = 5e-5 + 1e-12;
 
@@ -63,7 +64,7 @@ Outcome ResolveFirst(ImpactProblem problem, int first) {
 }
 
 TEST(TwoBallsWallEqualMasses, EveryOrderReversesTheVelocity) {
-  // 003 §III-B.1: G_v G_u G_v G_u = G_u G_v G_u G_v = −I. The mirrors of u
+  // §III-B.1: G_v G_u G_v G_u = G_u G_v G_u G_v = −I. The mirrors of u
   // and v meet at π/4, so from inside the approach cone both orders take
   // exactly four reflections (dihedral group of order 8, −I its longest
   // element).
@@ -90,7 +91,7 @@ TEST(TwoBallsWallEqualMasses, EveryOrderReversesTheVelocity) {
 }
 
 TEST(TwoBallsWallEqualMasses, PaperExamplesOfTheText) {
-  // 003: "if the two balls are moving together towards the wall, they will
+  // The paper: "if the two balls are moving together towards the wall, they will
   // bounce together"; "if one is sitting touching the wall and the other hits
   // it, all the momentum will go into the moving ball".
   for (const Eigen::Vector2d& v0 : {Eigen::Vector2d(-1.0, -1.0),    // together
@@ -109,7 +110,7 @@ class TwoBallsWallUnequalMasses : public ::testing::Test {
   const Eigen::Matrix2d minv_ = InverseMass(1.1, 1.0);
   const Eigen::Matrix2d g_u_ = Reflection(minv_, kWall);
   const Eigen::Matrix2d g_v_ = Reflection(minv_, kBalls);
-  /// 003 §III-B.3: v4a = G_v G_u G_v G_u v0 (wall first), v4b the other.
+  /// §III-B.3: v4a = G_v G_u G_v G_u v0 (wall first), v4b the other.
   const Eigen::Matrix2d wall_first_ = g_v_ * g_u_ * g_v_ * g_u_;
   const Eigen::Matrix2d balls_first_ = g_u_ * g_v_ * g_u_ * g_v_;
 };

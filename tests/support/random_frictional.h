@@ -49,7 +49,9 @@ inline RandomFrictional random_frictional(std::uint64_t seed, int n, int m, bool
   return out;
 }
 
-/// Routh's inelastic impact of ONE planar contact (Routh 1891; 002 §2.2.2),
+/// Routh's inelastic impact of ONE planar contact (Routh 1891; Halm & Posa,
+/// §2.2.2: Mathew Halm and Michael Posa, "Set-Valued Rigid-Body Dynamics for
+/// Simultaneous, Inelastic, Frictional Impacts", arXiv:2103.15714),
 /// closed form. Contact-space inverse inertia [[a, b], [b, c]] for (n, t),
 /// pre-impact (u_n < 0, u_t), friction μ. The normal impulse grows; while the
 /// contact slips, Λ_t = −μ sgn(u_t) Λ_n; if the slip reaches zero and

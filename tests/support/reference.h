@@ -1,8 +1,17 @@
 // Independent dense reference computations for simpact tests: velocity-space
-// reflection matrices (003 §III-B, 000 eq. (7)), energies from momenta, and a
-// two-contact alternating reflection loop. They share no code with the core
-// (which works in contact space with sparse matrices), so agreement is
-// evidence, not tautology.
+// reflection matrices (Seghete & Murphey 2010, §III-B; Seghete & Murphey 2014,
+// eq. (7)), energies from momenta, and a two-contact alternating reflection
+// loop. They share no code with the core (which works in contact space with
+// sparse matrices), so agreement is evidence, not tautology.
+//
+// Papers (README.md, "Papers"):
+//   Seghete & Murphey 2010: Vlad Seghete and Todd Murphey, "Variational
+//     Solutions to Simultaneous Collisions Between Multiple Rigid Bodies",
+//     IEEE ICRA 2010.
+//   Seghete & Murphey 2014: Vlad Seghete and Todd D. Murphey, "A propagative
+//     model of simultaneous impact: existence, uniqueness, and design
+//     consequences", IEEE Transactions on Automation Science and Engineering
+//     11(1), 2014; arXiv:1709.02296.
 #pragma once
 
 #include <simpact/impact_problem.h>
@@ -18,7 +27,8 @@ inline Eigen::MatrixXd Dense(const SparseColMatrix& a) { return Eigen::MatrixXd(
 inline Eigen::MatrixXd Dense(const SparseRowMatrix& a) { return Eigen::MatrixXd(a); }
 
 /// G_w = I − 2 M⁻¹ wᵀ w / (w M⁻¹ wᵀ): the elastic reflection of a velocity in
-/// contact w (003 §III-B; 000 eq. (7) written on velocities). Needs w M⁻¹ wᵀ > 0.
+/// contact w (Seghete & Murphey 2010, §III-B; Seghete & Murphey 2014, eq. (7),
+/// written on velocities). Needs w M⁻¹ wᵀ > 0.
 inline Eigen::MatrixXd Reflection(const Eigen::MatrixXd& inverse_mass,
                                   const Eigen::RowVectorXd& w) {
   const Eigen::VectorXd minv_w = inverse_mass * w.transpose();

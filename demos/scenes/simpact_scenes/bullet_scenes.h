@@ -10,7 +10,11 @@
 //  - Gravity: the builder sets the world's gravity: zero for scenes "free on
 //    a line", (0, −kStandardGravity, 0) otherwise.
 //  - Free on a line: bodies move along x only (linear factor (1, 0, 0),
-//    angular factor 0), like the 3-ball system of 000 Fig. 2a.
+//    angular factor 0), like the 3-ball system of Seghete & Murphey 2014,
+//    Fig. 2a (Vlad Seghete and Todd D. Murphey, "A propagative model of
+//    simultaneous impact: existence, uniqueness, and design consequences",
+//    IEEE Transactions on Automation Science and Engineering 11(1), 2014;
+//    arXiv:1709.02296; README.md, "Papers").
 //  - Bodies in scenes whose speeds may be slow never sleep (Bullet would
 //    freeze a body below 0.8 m/s after 2 s).
 // Builders throw std::invalid_argument for arguments that describe no scene.
@@ -94,7 +98,8 @@ struct BilliardOptions {
   double restitution = 1.0;
   double radius = 0.028575;    ///< pool ball, 57.15 mm [m]
   double mass = 0.17;          ///< pool ball [kg]
-  double friction = 0.0;       ///< 0: the break is pure impact, as in 000 §VII-A
+  /// 0: the break is pure impact, as in Seghete & Murphey 2014, §VII-A.
+  double friction = 0.0;
   double gap = 0.0;            ///< between the cue ball and the apex ball [m]
 };
 
@@ -121,13 +126,15 @@ struct BoxPileOptions {
 Scene box_pile(BulletWorld& world, const BoxPileOptions& options = {});
 
 struct BoxDropOptions {
-  /// 1 × 2 × 0.5 m, upright: 002's rocking block (Fig. 1: 1 m wide, 2 m
+  /// 1 × 2 × 0.5 m, upright: the rocking block of Halm & Posa (Mathew Halm and
+  /// Michael Posa, "Set-Valued Rigid-Body Dynamics for Simultaneous,
+  /// Inelastic, Frictional Impacts", arXiv:2103.15714; Fig. 1: 1 m wide, 2 m
   /// tall) given a depth, whose Routh outcomes range from rest to pivoting
   /// on either bottom edge (without friction, its 2-D cross-section tips
   /// only because it is tall: half-height b > √2 × half-width a; below that,
   /// stopping one corner drives the other down instead of lifting it).
   Eigen::Vector3d half_extents{0.5, 1.0, 0.25};
-  double drop_height = 0.01;  ///< of the bottom face above the ground [m] (002: 1 cm)
+  double drop_height = 0.01;  ///< of the bottom face above the ground [m] (paper: 1 cm)
   double mass = 1.0;          ///< [kg]
   double friction = 1.0;      ///< the box's; the ground's is 1, so μ = this (product)
   double restitution = 0.0;

@@ -5,6 +5,15 @@
 // contact i's gap function, so u = J v > 0 separates and u < 0 approaches.
 // Functions throw std::invalid_argument on arguments that describe no scene
 // (fewer than two balls, a non-positive mass, ...).
+//
+// Papers (README.md, "Papers"):
+//   Seghete & Murphey 2010: Vlad Seghete and Todd Murphey, "Variational
+//     Solutions to Simultaneous Collisions Between Multiple Rigid Bodies",
+//     IEEE ICRA 2010.
+//   Seghete & Murphey 2014: Vlad Seghete and Todd D. Murphey, "A propagative
+//     model of simultaneous impact: existence, uniqueness, and design
+//     consequences", IEEE Transactions on Automation Science and Engineering
+//     11(1), 2014; arXiv:1709.02296.
 #pragma once
 
 #include <simpact/impact_problem.h>
@@ -27,18 +36,19 @@ ImpactProblem newtons_cradle(int balls, int incoming, double speed,
 /// the one-incoming cradle, used by the N = 3..1000 benchmarks.
 ImpactProblem ball_chain(int balls, double speed);
 
-/// Two balls on a line against a wall (003 §II-C.1 and §III-B), q = [x1, x2],
-/// wall on the −x side of ball 1. Contact 0 (wall–ball 1): u = [1, 0];
-/// contact 1 (ball 1–ball 2): v = [−1, 1]. A velocity towards the wall is
-/// negative. M⁻¹ = diag(1/masses).
+/// Two balls on a line against a wall (Seghete & Murphey 2010, §II-C.1 and
+/// §III-B), q = [x1, x2], wall on the −x side of ball 1. Contact 0 (wall–ball
+/// 1): u = [1, 0]; contact 1 (ball 1–ball 2): v = [−1, 1]. A velocity towards
+/// the wall is negative. M⁻¹ = diag(1/masses).
 ImpactProblem two_balls_wall(const Eigen::Vector2d& masses, const Eigen::Vector2d& velocity);
 
-/// Billiard break of 000 §VII-A (Fig. 4): planar q = [xa, ya, xb, yb, xc, yc],
-/// cue ball c at the origin touching a and b; the angle between the centre
-/// lines c→a and c→b is `theta`, their bisector is +x and c moves along it at
-/// `speed`; a and b are at rest. Contact 0 is a–c, contact 1 is b–c, each row
-/// the gradient of φ = |q_a − q_c| − (r_a + r_c) (unit Euclidean length), so
-/// J v > 0 separates. (000 prints the negated rows; the sign does not change
+/// Billiard break of Seghete & Murphey 2014, §VII-A (Fig. 4): planar
+/// q = [xa, ya, xb, yb, xc, yc], cue ball c at the origin touching a and b;
+/// the angle between the centre lines c→a and c→b is `theta`, their bisector
+/// is +x and c moves along it at `speed`; a and b are at rest. Contact 0 is
+/// a–c, contact 1 is b–c, each row the gradient of
+/// φ = |q_a − q_c| − (r_a + r_c) (unit Euclidean length), so J v > 0
+/// separates. (The paper prints the negated rows; the sign does not change
 /// any inner product.) M⁻¹ = diag(1/ma, 1/ma, 1/mb, 1/mb, 1/mc, 1/mc).
 ImpactProblem billiard_break(double theta, double ra, double rb, double rc, double ma, double mb,
                              double mc, double speed);

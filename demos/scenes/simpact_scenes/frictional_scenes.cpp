@@ -77,7 +77,7 @@ FrictionalExample make_example(std::string name, std::string title, const Eigen:
 
 FrictionalExample falling_block() {
   constexpr double kWidth = 1.0, kHeight = 2.0, kMass = 1.0;
-  constexpr double kSpeed = 0.4429;  // √(2 · 9.81 · 0.01), 002 Table 4
+  constexpr double kSpeed = 0.4429;  // √(2 · 9.81 · 0.01), Halm & Posa, Table 4
   const double inertia = kMass * (kWidth * kWidth + kHeight * kHeight) / 12.0;
 
   const Frame block{0, 1, 2};
@@ -92,7 +92,7 @@ FrictionalExample falling_block() {
               Eigen::Vector2d(-kWidth / 2, -kHeight / 2));  // B, bottom-left
 
   FrictionalExample example =
-      make_example("rocking_block", "Rocking block (002 Figs. 1, 9)",
+      make_example("rocking_block", "Rocking block (Halm and Posa, Figs. 1, 9)",
                    Eigen::Vector3d(kMass, kMass, inertia).asDiagonal(), normals, tangents,
                    Eigen::Vector3d(0.0, -kSpeed, 0.0), Eigen::Vector2d::Constant(1.0));
   example.step = 0.3;
@@ -121,7 +121,7 @@ FrictionalExample box_wall() {
               Eigen::Vector2d(b, a));  // B: rightmost corner on the wall
 
   FrictionalExample example =
-      make_example("box_wall", "Box sliding into a wall (002 Figs. 5, 11)",
+      make_example("box_wall", "Box sliding into a wall (Halm and Posa, Figs. 5, 11)",
                    Eigen::Vector3d(kMass, kMass, inertia).asDiagonal(), normals, tangents,
                    Eigen::Vector3d(kSpeed, 0.0, 0.0), Eigen::Vector2d::Constant(1.0));
   example.step = 2.0;
@@ -168,8 +168,8 @@ FrictionalExample compass_gait() {
                            kLegRate, kLegRate);
 
   FrictionalExample example =
-      make_example("compass_gait", "Compass gait, wide step (002 Figs. 4, 10)", mass, normals,
-                   tangents, velocity, Eigen::Vector2d::Constant(5.0));
+      make_example("compass_gait", "Compass gait, wide step (Halm and Posa, Figs. 4, 10)", mass,
+                   normals, tangents, velocity, Eigen::Vector2d::Constant(5.0));
   example.step = 0.25;
   example.max_steps = 5;
   example.paper_samples = 1 << 20;
@@ -208,8 +208,8 @@ FrictionalExample disk_stack() {
   velocity[7] = -kSpeed;
 
   FrictionalExample example =
-      make_example("disk_stack", "Three-disk stack (002 Fig. 14)", masses.asDiagonal(), normals,
-                   tangents, velocity, Eigen::VectorXd::Constant(5, root3));
+      make_example("disk_stack", "Three-disk stack (Halm and Posa, Fig. 14)", masses.asDiagonal(),
+                   normals, tangents, velocity, Eigen::VectorXd::Constant(5, root3));
   example.step = 1.0;
   example.max_steps = 10;
   example.paper_samples = 1 << 20;

@@ -1,6 +1,10 @@
-// simpact scenes — the four planar worked examples of Halm & Posa (002 §5.4,
+// simpact scenes — the four planar worked examples of Halm & Posa (§5.4,
 // Appendix A, Figs. 1, 4, 5, 9–14) as FrictionalProblems, shared by
 // tests/core/routh_examples_test.cpp and demos/routh_examples.cpp.
+//
+// Paper (README.md, "Papers"): Halm & Posa = Mathew Halm and Michael Posa,
+// "Set-Valued Rigid-Body Dynamics for Simultaneous, Inelastic, Frictional
+// Impacts", arXiv:2103.15714.
 //
 // Every example is frozen at the instant of impact, in generalized
 // coordinates, with the conventions of simpact/frictional_problem.h:
@@ -55,14 +59,14 @@
 
 namespace simpact::scenes {
 
-/// One sequential resolution to compare against (002 §2.2.2): contact
+/// One sequential resolution to compare against (Halm & Posa, §2.2.2): contact
 /// indices, cycled by resolve_sequential.
 struct SequentialOrder {
   std::string name;  ///< e.g. "A,B" or "left first".
   std::vector<int> order;
 };
 
-/// One row of 002 Table 3 (MacBook Pro, 2.4 GHz quad-core i5, MATLAB +
+/// One row of Halm & Posa, Table 3 (MacBook Pro, 2.4 GHz quad-core i5, MATLAB +
 /// PATH), for comparison with our own cost.
 struct PaperCost {
   double lcps_per_sample;
@@ -70,21 +74,22 @@ struct PaperCost {
   double seconds_per_lcp;
 };
 
-/// A worked example of 002 with the sampling parameters of its Appendix A.
+/// A worked example of Halm & Posa with the sampling parameters of their
+/// Appendix A.
 struct FrictionalExample {
   std::string name;                                ///< identifier: "rocking_block", …
-  std::string title;                               ///< for tables and plots.
+  std::string title;                               ///< for tables and plots (SVG: no '&', '<').
   FrictionalProblem problem;                       ///< M⁻¹, J_n, J_t, v⁻, μ.
   Eigen::MatrixXd mass;                            ///< M (n×n), for kinetic energies.
-  double step = 0.0;                               ///< h [N·s] (002 Appendix A).
+  double step = 0.0;                               ///< h [N·s] (Appendix A).
   int max_steps = 0;                               ///< N, increments per sample.
   int paper_samples = 0;                           ///< M, the paper's sample count.
   std::vector<std::string> contact_names;          ///< one per contact.
   std::vector<SequentialOrder> sequential_orders;  ///< the two compared orders.
-  PaperCost paper;                                 ///< 002 Table 3.
+  PaperCost paper;                                 ///< Halm & Posa, Table 3.
 };
 
-/// Rocking ("falling") block, 002 Fig. 1, §5.4.1, Fig. 9, Table 4.
+/// Rocking ("falling") block, Halm & Posa, Fig. 1, §5.4.1, Fig. 9, Table 4.
 /// A 1 m wide × 2 m tall block, m = 1 kg, uniform density (I = m(w²+h²)/12
 /// = 5/12), upright, lands flat on its two bottom corners at v0 = 0.4429 m/s
 /// (√(2 g · 1 cm)) straight down; μ = 1, h = 0.3, N = 10, M = 2^14.
@@ -97,7 +102,7 @@ struct FrictionalExample {
 /// Mirror x → −x: v ↦ diag(−1, 1, −1) v, A ↔ B.
 FrictionalExample falling_block();
 
-/// Box sliding into a wall, 002 Fig. 5, §5.4.3, Fig. 11, Table 6.
+/// Box sliding into a wall, Halm & Posa, Fig. 5, §5.4.3, Fig. 11, Table 6.
 /// Unit square, m = 1 kg, I = m w²/6 = 1/6, turned 10° clockwise (the
 /// MATLAB sets θ = π/2 − 10°, the same square), sliding at 1 m/s along +x on
 /// its lowest corner into a wall on its right whose normal is −x; μ = 1,
@@ -109,11 +114,12 @@ FrictionalExample falling_block();
 ///       J_n = [−1, 0, a],  J_t = [0, 1, b].
 /// v⁻ = [1, 0, 0]: u_n⁻ = (0, −1) (A slides on the floor, B strikes the
 /// wall), u_t⁻ = (1, 0). Both normal impulses turn the box counter-clockwise
-/// (torque r × n = a > 0 for both), as 002 §3.1 describes: the wall impact alone
-/// drives A into the floor, and the floor impact then lifts B off the wall.
+/// (torque r × n = a > 0 for both), as Halm & Posa describe (§3.1): the wall
+/// impact alone drives A into the floor, and the floor impact then lifts B off
+/// the wall.
 FrictionalExample box_wall();
 
-/// Compass gait taking a wide step, 002 Fig. 4, §3.1, §5.4.2, Fig. 10,
+/// Compass gait taking a wide step, Halm & Posa, Fig. 4, §3.1, §5.4.2, Fig. 10,
 /// Table 5. q = [x, y, θ_lead, θ_trail]: pelvis position and the two leg
 /// angles from the downward vertical (counter-clockwise positive); legs of
 /// length l = 1, massless, a point mass m = 1 at each leg's midpoint (no
@@ -136,11 +142,11 @@ FrictionalExample box_wall();
 /// Parameter note: Table 5 and one stored version of the MATLAB Results.m
 /// (commit 660b216) use θ̇ = 2^-2 with h = θ̇ = 0.25, as here; another
 /// (commit 062ba4f) has θ̇ = 2^-1 with h = 2 θ̇ = 1, a step twice as coarse
-/// relative to the impact (the set scales with v⁻ and h together, 002
+/// relative to the impact (the set scales with v⁻ and h together,
 /// Lemma 11, so only h / |v⁻| matters).
 FrictionalExample compass_gait();
 
-/// Stack of three disks, 002 §5.4.5, Fig. 14, Table 8. Disks R = 1 m,
+/// Stack of three disks, Halm & Posa, §5.4.5, Fig. 14, Table 8. Disks R = 1 m,
 /// m = 1 kg, I = ½ m R²; centres left (0, 1), right (2, 1), top (1, 1 + √3):
 /// the bottom disks touch each other and the ground, the top disk touches
 /// both; the top disk falls at 1 m/s. μ = √3 on all contacts, h = 1,
@@ -169,17 +175,17 @@ FrictionalExample disk_stack();
 /// The four examples, in the order above.
 std::vector<FrictionalExample> all_frictional_examples();
 
-/// A stress case beyond 002: a column of `boxes` (≥ 1) identical 3-D boxes
-/// (half extents 0.5 × 0.25 × 0.5 m, 1 kg, y up), each resting flat on the
-/// one below, the whole column falling at `speed` m/s onto the ground (so
+/// A stress case beyond Halm & Posa: a column of `boxes` (≥ 1) identical 3-D
+/// boxes (half extents 0.5 × 0.25 × 0.5 m, 1 kg, y up), each resting flat on
+/// the one below, the whole column falling at `speed` m/s onto the ground (so
 /// only the four ground corners approach). Four corner contacts per
 /// interface, ground first, then interface k between boxes k−1 and k;
 /// normal +y, tangents −x and +z; μ = `friction` everywhere. q: six
 /// velocity DOFs per box [v (world), ω (body = world axes)]. With 4·boxes
 /// contacts on 6·boxes DOFs the contact rows are heavily redundant, and the
 /// Routh increment LCP has 7·4·boxes variables (d = 4): what a pile of
-/// boxes landing at once gives the sampler. Not one of 002's examples, so
-/// there is no paper reference: only the law's own residual checks apply.
+/// boxes landing at once gives the sampler. Not one of the paper's examples,
+/// so there is no paper reference: only the law's own residual checks apply.
 simpact::FrictionalProblem falling_box_stack(int boxes, double speed = 0.44,
                                              double friction = 1.0);
 

@@ -17,7 +17,7 @@ constexpr double kBodyDensity = 1000.0;  // water, 1 g/cm³ [kg/m³]
 constexpr double kLimbDensity = 2000.0;  // carbon fibre, 2 g/cm³
 constexpr double kLimbSection = 1.25e-4; // 1.25 cm² [m²]
 constexpr double kGravity = 9.81;
-constexpr double kDropHeight = 0.17;     // 000 §VII-B [m]
+constexpr double kDropHeight = 0.17;     // Seghete & Murphey 2014, §VII-B [m]
 
 enum Coordinate { kX, kY, kTheta, kPhiL, kGammaL, kPhiR, kGammaR, kPhiT, kDofs };
 

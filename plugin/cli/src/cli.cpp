@@ -30,7 +30,7 @@ constexpr std::string_view kResolveHelp = R"(resolve input: one JSON object with
   law                  propagative | plastic | routh | anitescu_potra |
                        sequential                    (default propagative)
 A key that only another law reads is an error naming that law.
-law propagative (elastic propagative impacts, 000):
+law propagative (elastic propagative impacts, Seghete & Murphey 2014):
   restitution          R in [0, 1]                             (default 1)
   policy               most_negative | least_negative | time_of_impact |
                        index | random | all        (default most_negative)
@@ -43,7 +43,7 @@ law plastic: the Moreau projection; the same outcome as propagative with
 Output of both: status, message (unless success), outcomes [{velocity,
   impulses, sequence}], energy_before, energy_after, reflections,
   reflection_cap; with policy all: sequences_explored, indeterminacy.
-laws routh, anitescu_potra, sequential (inelastic, frictional, 002) add:
+laws routh, anitescu_potra, sequential (inelastic, frictional, Halm & Posa) add:
   tangents             J_t rows of n numbers, contact by contact: one row
                        per contact (planar) or two orthonormal rows per
                        contact (3-D): rows 2i, 2i+1 belong to contact i.
@@ -54,7 +54,7 @@ laws routh, anitescu_potra, sequential (inelastic, frictional, 002) add:
                                                                (default 0)
   cone_directions      friction cone directions per contact: 2 planar,
                        3..64 in 3-D                    (default 0: 2 or 4)
-law routh (Routh sampling, 002 Algorithms 1 and 2):
+law routh (Routh sampling, Halm & Posa, Algorithms 1 and 2):
   step                 h >= 0, normal impulse cap scale; 0 = automatic
   automatic_step_factor  > 0, h = factor * largest stopping impulse,
                        only with the automatic step             (default 2)
@@ -70,12 +70,12 @@ law routh (Routh sampling, 002 Algorithms 1 and 2):
                        after N steps with one Anitescu-Potra LCP (default true)
   trajectory           true | false: print v after every increment (one
                        sample only)                         (default false)
-law anitescu_potra (simultaneous LCP, 002 eq. (31)):
+law anitescu_potra (simultaneous LCP, Halm & Posa, eq. (31)):
   all_solutions        true: every distinct solution; false: one (Lemke)
                                                             (default true)
   max_mode_combinations  integer >= 1; beyond it one Lemke solution
                                                       (default 1048576)
-law sequential (one contact at a time, 002 section 2.2.2):
+law sequential (one contact at a time, Halm & Posa, section 2.2.2):
   order                contact indices, cycled            (default 0..m-1)
   max_rounds           passes through order in [1, 1000000] (default 100)
   trajectory           true | false: print v after every impact
@@ -86,6 +86,12 @@ Output of the frictional laws: status, message (unless success), for
   lcps, terminated, finished_by_fallback, trajectory (if asked)}]. A routh set (samples > 1 or
   epsilon > 0) prints one outcome per sample, without tangential_impulses
   and trajectory, with colliding (still colliding at the end).
+Papers: Seghete & Murphey 2014 = V. Seghete and T. D. Murphey, "A propagative
+  model of simultaneous impact: existence, uniqueness, and design
+  consequences", IEEE Transactions on Automation Science and Engineering
+  11(1), 2014, arXiv:1709.02296. Halm & Posa = M. Halm and M. Posa,
+  "Set-Valued Rigid-Body Dynamics for Simultaneous, Inelastic, Frictional
+  Impacts", arXiv:2103.15714.
 )";
 
 // A message from the core or from nlohmann could in principle hold a line

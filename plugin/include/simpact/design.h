@@ -1,15 +1,20 @@
-// simpact — impact design (000 §VII): measure how indeterminate a
-// simultaneous strike is, and move a design or a stance until its outcome is
-// unique.
+// simpact — impact design (Seghete & Murphey 2014, §VII): measure how
+// indeterminate a simultaneous strike is, and move a design or a stance until
+// its outcome is unique.
+//
+// Paper (README.md, "Papers"): Seghete & Murphey 2014 = Vlad Seghete and
+// Todd D. Murphey, "A propagative model of simultaneous impact: existence,
+// uniqueness, and design consequences", IEEE Transactions on Automation
+// Science and Engineering 11(1), 2014; arXiv:1709.02296.
 //
 // Symbols as in impact_problem.h. For contacts i, j of one configuration:
 //   ⟨u_i, u_j⟩_g = J_i M⁻¹ J_jᵀ = W_ij         kinetic inner product of the
-//                                              contact normals (000 eq. (5a))
+//                                              contact normals (eq. (5a))
 //   c_ij = W_ij / √(W_ii W_jj)                 its cosine (scale-free)
 //   ξ = max_{a,b} ‖p_a − p_b‖_g / ‖p⁻‖_g        indeterminacy over the elastic
 //                                              outcomes of every reflection
-//                                              order (000 §VII-A)
-// 000 Theorem 2: if c_ij = 0 for every pair, every order gives the same
+//                                              order (§VII-A)
+// Theorem 2: if c_ij = 0 for every pair, every order gives the same
 // elastic outcome (ξ = 0). So a strike is designed to be predictable by
 // driving every c_ij to 0 while its contacts stay closed.
 //
@@ -25,7 +30,7 @@
 // x_f the free parameters, s their scales, L the length scale, a the anchor.
 // Equations (pairs + constraints) are usually fewer than free parameters, so the
 // roots form a manifold; the proximity block (small μ) picks the root near
-// the anchor, as 000's "root finding algorithm for underconstrained
+// the anchor, as the paper's "root finding algorithm for underconstrained
 // systems" does. Each round re-anchors at the previous result
 // (continuation): the proximity term's pull on the root then shrinks by ~μ²
 // per round, until every |c_ij| ≤ tolerance and |g_k| ≤ gap_tolerance.
@@ -34,7 +39,7 @@
 // range, a negative length): during the search such a trial step is
 // rejected; at x₀ the exception propagates.
 //
-// Deviations from 000: we drive the cosines c_ij rather than ⟨u, v⟩_g
+// Deviations from the paper: we drive the cosines c_ij rather than ⟨u, v⟩_g
 // itself (same zero set; the cosine does not depend on how each row of J is
 // scaled, nor on the system's size), and report both.
 #pragma once
@@ -61,8 +66,8 @@ struct StrikeAnalysis {
   std::optional<double> indeterminacy;
   int outcomes = 0;  ///< distinct elastic outcomes found (0 if not explored).
   /// ‖p_min − p_max‖_g / ‖p⁻‖_g between the elastic outcomes of the two
-  /// extreme order policies, most_negative and least_negative (000 §VII-B
-  /// runs its biped with argmin and argmax orders). Unlike ξ it is not
+  /// extreme order policies, most_negative and least_negative (the paper's
+  /// §VII-B runs its biped with argmin and argmax orders). Unlike ξ it is not
   /// thresholded by kAll's outcome merging (1e-9), so it shows how small
   /// the indeterminacy of a nearly orthogonal strike has become. Present
   /// when ξ is.
@@ -98,7 +103,8 @@ struct DesignParameters {
   double proximity_weight = 1e-3;
   /// Target max_{i<j} |c_ij|. Central differences give the Jacobian to
   /// ~1e-10 relative, which lets Gauss–Newton steps reach ~1e-12; 1e-10
-  /// is reached reliably, and ξ scales with |c| (000 Fig. 5).
+  /// is reached reliably, and ξ scales with |c| (Seghete & Murphey 2014,
+  /// Fig. 5).
   double tolerance = 1e-10;
   /// Target |g_k| [m]: 1e-9 m, far below any geometric tolerance of a
   /// contact detector (Bullet's margins are ~1e-2 m).

@@ -1,16 +1,22 @@
-// simpact — uniqueness diagnostics for simultaneous impacts (000 §IV–V).
+// simpact — uniqueness diagnostics for simultaneous impacts (Seghete &
+// Murphey 2014, §IV–V).
+//
+// Paper (README.md, "Papers"): Seghete & Murphey 2014 = Vlad Seghete and
+// Todd D. Murphey, "A propagative model of simultaneous impact: existence,
+// uniqueness, and design consequences", IEEE Transactions on Automation
+// Science and Engineering 11(1), 2014; arXiv:1709.02296.
 //
 // Symbols as in impact_problem.h. For contacts i, j the normalized kinetic
 // inner product is
 //     c_ij = ⟨Dφ_i, Dφ_j⟩_g / (‖Dφ_i‖_g ‖Dφ_j‖_g) = W_ij / √(W_ii W_jj),
 // the cosine of the angle between the contact normals in the kinetic metric
-// (000 eq. (5a)). It does not depend on how each row of J is scaled.
+// (eq. (5a)). It does not depend on how each row of J is scaled.
 //
-// Pair angle (000 Lemma 4): with r₀ = (u + v)/‖u + v‖_g for unit u, v,
+// Pair angle (Lemma 4): with r₀ = (u + v)/‖u + v‖_g for unit u, v,
 //     γ = arcsin⟨r₀, u⟩_g = arcsin √((1 + c)/2)      (γ ∈ [0, π/2]),
 // and Theorem 1 bounds a two-contact minimal sequence by ⌈π/γ⌉ reflections.
 //
-// Sufficient conditions for a unique elastic outcome (000 §V):
+// Sufficient conditions for a unique elastic outcome (§V):
 //   Theorem 2: all normals pairwise g-orthogonal (c_ij = 0): every order
 //              gives the same outcome, each contact reflected once.
 //   Theorem 3: two contacts with c = −1/2 (Newton's cradle with equal
@@ -31,7 +37,8 @@ namespace simpact {
 /// |c_ij| (or |c + 1/2| for Theorem 3) below which a condition counts as met.
 /// Normal covectors assembled from geometry carry rounding of ~1e-15; 1e-9
 /// accepts that and nothing that would change an outcome visibly (the
-/// indeterminacy ξ grows linearly with the deviation, 000 Fig. 5).
+/// indeterminacy ξ grows linearly with the deviation, Seghete & Murphey 2014,
+/// Fig. 5).
 inline constexpr double kUniquenessTolerance = 1e-9;
 
 /// C = D^{-1/2} W D^{-1/2}, D = diag(W): the m×m matrix of c_ij (ones on the
@@ -43,8 +50,8 @@ Eigen::MatrixXd normalized_inner_products(const ImpactProblem& problem);
 /// InvalidProblem for a non-finite c.
 double pair_gamma(double c);
 
-/// ⌈π/γ(c)⌉, 000 Theorem 1; kMaxReflectionCeiling (propagative.h) when γ = 0
-/// (opposite normals: no finite sequence exists).
+/// ⌈π/γ(c)⌉, Seghete & Murphey 2014, Theorem 1; kMaxReflectionCeiling
+/// (propagative.h) when γ = 0 (opposite normals: no finite sequence exists).
 std::int64_t pair_reflection_bound(double c);
 
 struct UniquenessReport {

@@ -2,10 +2,11 @@
 // Anitescu–Potra LCP, sequential single-contact impacts): a frozen
 // configuration at the instant of impact, in generalized coordinates.
 //
-// Paper: 002 = Halm & Posa, "Set-valued rigid body dynamics for simultaneous,
-// inelastic, frictional impacts", §2.2 and §5.
+// Paper (README.md, "Papers"): Halm & Posa = Mathew Halm and Michael Posa,
+// "Set-Valued Rigid-Body Dynamics for Simultaneous, Inelastic, Frictional
+// Impacts", arXiv:2103.15714; §2.2 and §5.
 //
-// Symbol glossary (extends impact_problem.h; 002's names in brackets)
+// Symbol glossary (extends impact_problem.h; Halm & Posa's names in brackets)
 //   n, m, v, M⁻¹    as in impact_problem.h.
 //   J_n   normal rows (m×n) [J_n]; row i = gradient of contact i's gap.
 //   J_t   tangent rows [J_t]: ONE row per contact in planar problems (the
@@ -19,7 +20,7 @@
 //   d     cone directions per contact [columns of D]. Planar: d = 2, the
 //         directions ±t. 3-D: d ≥ 3 unit directions evenly spaced in the
 //         tangent plane, d_k = cos(2πk/d) t1 + sin(2πk/d) t2, k = 0…d−1
-//         (002 eq. (32)–(33); default d = 4: ±t1, ±t2).
+//         (Halm & Posa, eq. (32)–(33); default d = 4: ±t1, ±t2).
 //   J_D   the md direction rows [J_D]; row (i, k) = d_kᵀ J_t,i.
 //   J̄     [J_n; J_D] (m(1+d) × n) [¯J, eq. (35)]; λ̄ = [λ_n; λ_D] ≥ 0.
 //   W̄     J̄ M⁻¹ J̄ᵀ, the Delassus matrix of normals and directions.
@@ -88,8 +89,8 @@ void validate(const FrictionalProblem& problem);
 /// to 0.12 % (1 − cos(π/64)); more only inflates the LCPs (size (3 + d) m).
 inline constexpr int kMaxConeDirections = 64;
 
-/// One post-impact state of a frictional law, with the quantities 002 plots
-/// (contact-frame velocities) and the cost that produced it.
+/// One post-impact state of a frictional law, with the quantities Halm & Posa
+/// plot (contact-frame velocities) and the cost that produced it.
 struct FrictionalOutcome {
   Eigen::VectorXd velocity;               ///< v⁺ (n).
   Eigen::VectorXd normal_impulses;        ///< Λ_n (m), total over the impact, ≥ 0.

@@ -1,10 +1,14 @@
 // simpact — reference frictional impact laws, for comparison with Routh
 // sampling (routh.h): the simultaneous Anitescu–Potra LCP and sequential
-// single-contact resolution (002 §2.2.2).
+// single-contact resolution (Halm & Posa, §2.2.2).
+//
+// Paper (README.md, "Papers"): Halm & Posa = Mathew Halm and Michael Posa,
+// "Set-Valued Rigid-Body Dynamics for Simultaneous, Inelastic, Frictional
+// Impacts", arXiv:2103.15714.
 //
 // Symbols as in frictional_problem.h.
 //
-// ── Anitescu–Potra, inelastic (002 eq. (31), with (32)–(33)) ────────────────
+// ── Anitescu–Potra, inelastic (Halm & Posa, eq. (31), with (32)–(33)) ───────
 // Find v⁺ = v + M⁻¹ J̄ᵀ λ̄ with, for every contact i,
 //   0 ≤ λ_n,i ⊥ u_n,i⁺ ≥ 0                                   (31c)
 //   0 ≤ λ_D,i ⊥ J_D,i v⁺ + b_D,i + 1 γ_i ≥ 0                 (32)
@@ -33,7 +37,7 @@
 // (LCPSolver_Remy) misses solutions where a separating contact keeps
 // sliding (its γ lies in a singular subsystem); the modes above do not.
 //
-// ── Sequential (002 §2.2.2, "Ivanov" style) ─────────────────────────────────
+// ── Sequential (Halm & Posa, §2.2.2, "Ivanov" style) ────────────────────────
 // Cycle through `order` (default 0, 1, …, m−1); at each contact that
 // collides, apply the single-contact Anitescu–Potra impact (which for one
 // contact is Routh's inelastic impact when the contact ends sticking or

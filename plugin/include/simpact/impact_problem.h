@@ -1,6 +1,11 @@
 // simpact — the input of every impact law: a frozen configuration at the
 // instant of impact, described in generalized coordinates.
 //
+// Paper (README.md, "Papers"): Seghete & Murphey 2014 = Vlad Seghete and
+// Todd D. Murphey, "A propagative model of simultaneous impact: existence,
+// uniqueness, and design consequences", IEEE Transactions on Automation
+// Science and Engineering 11(1), 2014; arXiv:1709.02296.
+//
 // Symbol glossary (used by every public header of the core)
 //   n        number of generalized velocity coordinates (degrees of freedom)
 //   m        number of contacts taking part in the impact
@@ -9,7 +14,8 @@
 //            A zero row/column (or any null direction) is an infinitely
 //            massive DOF: locked, static or kinematic.
 //   J        contact normal covectors (m×n); row i is Dφ_i, the gradient
-//            of contact i's gap function (000 §II, eq. (2)).
+//            of contact i's gap function (Seghete & Murphey 2014, §II,
+//            eq. (2)).
 //   b        offsets (m): the relative normal velocity of contact i is
 //            u_i = (J v)_i + b_i. Use it for constraints that move
 //            (a kinematic paddle: b_i = −n·v_paddle).
@@ -17,10 +23,10 @@
 //            SIGN CONVENTION: u_i > 0 separating, u_i < 0 approaching.
 //   W        Delassus matrix J M⁻¹ Jᵀ (m×m): the inverse inertia seen by
 //            the contacts. W_ij = ⟨Dφ_i, Dφ_j⟩_g, the kinetic-metric
-//            inner product of 000 eq. (5a).
+//            inner product of eq. (5a).
 //   λ        normal impulses (m), λ ≥ 0; v⁺ = v⁻ + M⁻¹ Jᵀ λ, so
-//            M (v⁺ − v⁻) = Jᵀ λ (momentum balance, 000 eq. (10a)).
-//   R        coefficient of restitution in [0, 1] (000 eq. (16)).
+//            M (v⁺ − v⁻) = Jᵀ λ (momentum balance, eq. (10a)).
+//   R        coefficient of restitution in [0, 1] (eq. (16)).
 //   E        kinetic energy ½ vᵀ M v. With a singular M⁻¹ we use the
 //            Moore–Penrose pseudo-inverse M = (M⁻¹)⁺: infinitely massive
 //            DOFs carry no kinetic energy. Elastic impacts conserve E in

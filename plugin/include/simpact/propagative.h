@@ -1,14 +1,20 @@
-// simpact — propagative minimal-sequence impact law (Seghete & Murphey),
+// simpact — propagative minimal-sequence impact law (Seghete & Murphey 2014),
 // with its plastic and restitution variants.
 //
-// Papers: 000 = Seghete & Murphey, "A propagative model of simultaneous
-// impact: existence, uniqueness, and design consequences"; 003 = Seghete & Murphey, ICRA 2010, "Variational
-// solutions to simultaneous collisions between multiple rigid bodies".
+// Papers (README.md, "Papers"):
+//   Seghete & Murphey 2014: Vlad Seghete and Todd D. Murphey, "A propagative
+//     model of simultaneous impact: existence, uniqueness, and design
+//     consequences", IEEE Transactions on Automation Science and Engineering
+//     11(1), 2014; arXiv:1709.02296.
+//   Seghete & Murphey 2010: Vlad Seghete and Todd Murphey, "Variational
+//     Solutions to Simultaneous Collisions Between Multiple Rigid Bodies",
+//     IEEE ICRA 2010.
+//
 // Symbols as in impact_problem.h (n, m, v, M⁻¹, J, b, u = J v + b, W, λ, R).
 //
-// ── Elastic law (000 §II–III, 003 §III) ─────────────────────────────────────
+// ── Elastic law (Seghete & Murphey 2014, §II–III, and 2010, §III) ───────────
 // A single contact i with u_i < 0 is resolved by the reflection Γ(Dφ_i) of
-// 000 eq. (7) in the kinetic metric:
+// Seghete & Murphey 2014, eq. (7), in the kinetic metric:
 //     λ_i = −2 u_i / W_ii,        v ← v + M⁻¹ J_iᵀ λ_i,
 // which reverses u_i, conserves E (eq. (4b)) and satisfies λ_i > 0.
 // Simultaneous contacts are resolved PROPAGATIVELY: reflect one currently
@@ -22,22 +28,24 @@
 //
 // Every contact of the problem is "closed" (φ_i = 0): a contact touching at
 // zero relative velocity takes part and may be struck later in the sequence
-// (the middle ball of a Newton's cradle). This is the set S of 000 §III
+// (the middle ball of a Newton's cradle). This is the set S of §III
 // extended to touching contacts, as the cradle example (eq. (15)) requires.
 //
 // Order policy: which approaching contact to reflect next.
 //   kMostNegative   argmin of the g-normalized velocity u_i/√W_ii, i.e.
-//                   argmin ⟨w_i, p⟩_g with unit covectors w_i — 000 §VII-B,
-//                   "first run". Normalizing makes the choice independent of
-//                   how each row of J is scaled (Γ(αu) = Γ(u), eq. (9)).
+//                   argmin ⟨w_i, p⟩_g with unit covectors w_i — Seghete &
+//                   Murphey 2014, §VII-B, "first run". Normalizing makes the
+//                   choice independent of how each row of J is scaled
+//                   (Γ(αu) = Γ(u), eq. (9)).
 //   kLeastNegative  argmax of the same among approaching contacts — "second run".
 //   kTimeOfImpact   smallest time_of_impact hint among approaching contacts.
 //   kIndex          smallest contact index among approaching contacts.
 //   kRandom         uniform among approaching contacts, from a seeded
 //                   SplitMix64 stream (portable: identical on every platform).
-//   kAll            enumerate every sequence (003 §III-B's branching): at each
-//                   step any approaching contact. Distinct outcomes are kept
-//                   (see dedup_tolerance); the enumeration stops when
+//   kAll            enumerate every sequence (the branching of Seghete &
+//                   Murphey 2010, §III-B): at each step any approaching
+//                   contact. Distinct outcomes are kept (see
+//                   dedup_tolerance); the enumeration stops when
 //                   enumeration_budget reflections have been spent.
 // Ties are broken by the lower contact index, so every policy is
 // deterministic.
@@ -46,17 +54,17 @@
 //     u_i / √W_ii < −approach_tolerance · S,
 //     S = max_j |u⁻_j| / √W_jj  (largest g-normalized pre-impact speed).
 //
-// ── Plastic law (000 eq. (10)–(11), Moreau) ────────────────────────────────
+// ── Plastic law (Seghete & Murphey 2014, eq. (10)–(11); Moreau) ─────────────
 // The kinetic-metric projection of v⁻ onto {v : J v + b ≥ 0}:
 //     u⁺ = u⁻ + W λ ≥ 0,  λ ≥ 0,  λᵀ u⁺ = 0        (an LCP in contact space)
 // solved exactly with Lemke's complementary pivoting (W is symmetric PSD,
 // hence copositive-plus: Lemke either solves it or proves it infeasible).
-// When the impulses of the equality projection 000 eq. (11) (u⁺ = 0 for
+// When the impulses of the equality projection of eq. (11) (u⁺ = 0 for
 // every contact) are all non-negative, both coincide; otherwise eq. (11)
 // would need adhesive impulses and the LCP releases the contacts that would
 // pull. u⁺ is unique; λ is unique when W is non-singular.
 //
-// ── Restitution (000 §III-A) ────────────────────────────────────────────────
+// ── Restitution (Seghete & Murphey 2014, §III-A) ────────────────────────────
 // v⁺ = α v_e⁺ + (1 − α) v_p⁺  (eq. (17)), elastic and plastic outcomes, with α
 // chosen so that the paper's DEFINITION (16) holds:
 //     R = √(1 − ΔE/E_p),   E_p = energy a plastic impact dissipates,
@@ -64,7 +72,7 @@
 // With p_e, p_p the elastic and plastic momenta, L = ‖p_e‖²_g − ‖p_p‖²_g,
 // D = ‖p_e − p_p‖²_g and e = ⟨p_p, p_e − p_p⟩_g = u_p⁺ᵀ λ_e ≥ 0, (16) reads
 //     α² D + 2 α e − R² L = 0,   α = R² L / (e + √(e² + D R² L)) ∈ [0, R].
-// DELIBERATE DEVIATIONS from the text of 000 §III-A:
+// DELIBERATE DEVIATIONS from the text of Seghete & Murphey 2014, §III-A:
 //  • The paper concludes α = √(1 − R²). That contradicts (16): R = 0 would
 //    give the elastic outcome and R = 1 the plastic one, and a single contact
 //    would rebound at −√(1 − R²) times its approach speed instead of −R. The
@@ -81,7 +89,8 @@
 // combination of two feasible outcomes).
 //
 // ── Termination ─────────────────────────────────────────────────────────────
-// 000 Theorem 1 bounds two contacts u, v by n ≤ ⌈π/γ⌉ reflections, with
+// Seghete & Murphey 2014, Theorem 1, bounds two contacts u, v by
+// n ≤ ⌈π/γ⌉ reflections, with
 //     γ = arcsin⟨r₀, u⟩_g = arcsin √((1 + c)/2),   c = ⟨u, v⟩_g/(‖u‖‖v‖).
 // No bound is proved for m > 2 contacts. The default cap is
 //     ⌈π/max(γ_min, γ_jam)⌉ · max(1, m(m−1)/2),
@@ -278,9 +287,9 @@ struct ImpactResult {
   /// kAll: impulse-norm evaluations spent comparing outcomes (duplicate
   /// removal and the indeterminacy), the work bounded in "Termination".
   std::int64_t comparisons = 0;
-  /// kAll only: ξ = max_ij ‖p_i − p_j‖_g / ‖p⁻‖_g (000 §VII-A). If ‖p⁻‖_g is
-  /// zero (all motion along offsets or infinitely massive DOFs) ξ is taken
-  /// relative to the largest impulse g-norm instead.
+  /// kAll only: ξ = max_ij ‖p_i − p_j‖_g / ‖p⁻‖_g (Seghete & Murphey 2014,
+  /// §VII-A). If ‖p⁻‖_g is zero (all motion along offsets or infinitely
+  /// massive DOFs) ξ is taken relative to the largest impulse g-norm instead.
   std::optional<double> indeterminacy;
 };
 

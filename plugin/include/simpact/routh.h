@@ -1,9 +1,13 @@
 // simpact — Routh set-valued sampling of simultaneous, inelastic, frictional
-// impacts (Halm & Posa, 002 §4–§5).
+// impacts (Halm & Posa, §4–§5).
+//
+// Paper (README.md, "Papers"): Halm & Posa = Mathew Halm and Michael Posa,
+// "Set-Valued Rigid-Body Dynamics for Simultaneous, Inelastic, Frictional
+// Impacts", arXiv:2103.15714.
 //
 // Symbols as in frictional_problem.h (J_n, J_D, J̄, λ̄, W̄, μ, d, u_n).
 //
-// ── The law (002 §4, eq. (39)) ──────────────────────────────────────────────
+// ── The law (Halm & Posa, §4, eq. (39)) ─────────────────────────────────────
 // Routh's method extended to several contacts: during the impact the velocity
 // moves along v̇ ∈ M⁻¹ FC(q), the contact impulses accumulating at ANY
 // relative rates, each contact obeying Coulomb friction at the current slip,
@@ -11,7 +15,7 @@
 // is the set of physically reasonable outcomes: sequential resolutions in
 // every order, the simultaneous one, and everything in between.
 //
-// ── The increment LCP (002 eq. (72)–(75)) ───────────────────────────────────
+// ── The increment LCP (Halm & Posa, eq. (72)–(75)) ──────────────────────────
 // One increment from v with a normal impulse cap λ_max ≥ 0 (m):
 //   z = [β; λ_n; λ_D; γ] ≥ 0,  w = W z + q ≥ 0,  zᵀ w = 0, with
 //   q = [λ_max; J̄ v + b̄; 0],
@@ -32,7 +36,7 @@
 // cannot cycle; its residual check turns a numerically broken pivot sequence
 // into a reported failure instead of a returned z (see README, "LCP solver").
 //
-// ── Algorithm 1, Sim(h, x₀, N) (002 §5.1) ───────────────────────────────────
+// ── Algorithm 1, Sim(h, x₀, N) (Halm & Posa, §5.1) ──────────────────────────
 //   while some u_n,i < −tol and fewer than N increments:
 //       λ_max ~ h · p(·) on [0, h]^m;   solve the LCP;   v ← v′.
 // p is uniform (a seeded SplitMix64 stream: portable, bit-identical
@@ -49,12 +53,12 @@
 // Automatic step (h = 0): h = automatic_step_factor · max_i Λ_i, where
 // Λ_i = max(0, −u⁻_n,i) / W_nn,ii is the impulse that would stop contact i
 // alone without friction. With the factor 2 the mean cap h/2 equals the
-// largest such impulse, so a sample takes a handful of LCPs (the four 002
+// largest such impulse, so a sample takes a handful of LCPs (the paper's four
 // examples: see demos/routh_examples and the README).
 //
 // FALLBACK when N increments did not end the impact (Status
 // kStepLimitReached, outcome.terminated = false): with
-// finish_with_anitescu_potra (default) one Anitescu–Potra LCP (002 eq. (31),
+// finish_with_anitescu_potra (default) one Anitescu–Potra LCP (eq. (31),
 // frictional_reference.h) from the last velocity finishes it — dissipative
 // and non-colliding, but no longer a Routh sample; without it the colliding
 // velocity is returned as is (Algorithm 1 verbatim).
@@ -75,7 +79,7 @@
 // below kRankTolerance ‖J_n,i‖² max_k M⁻¹_kk is inert (infinitely massive
 // along its normal): its cap is 0, so it takes no impulse; if it
 // approaches, the sample is kInfeasible. Increment failures were never seen on
-// 002's examples or on random problems of ≤ 5 contacts; on stacks of 8–12
+// the paper's examples or on random problems of ≤ 5 contacts; on stacks of 8–12
 // falling boxes (32–48 redundant corner contacts, LCPs of 224–336
 // variables) Lemke's first path failed in 9–33 % of samples, and its two
 // retries with other covering vectors (core/lcp.h) brought that to 1 in 300
@@ -83,14 +87,14 @@
 // geometry makes such rows only NEARLY dependent, which the retries do not
 // cure: a 16-contact column still failed on 3 of 5 seeds there.
 //
-// ── Algorithm 2, Approximate(h, x₀, ε, N, M) (002 §5.3) ─────────────────────
+// ── Algorithm 2, Approximate(h, x₀, ε, N, M) (Halm & Posa, §5.3) ────────────
 // M independent samples on all cores; sample k is always sample(k), so the
 // set is bitwise identical for any thread count. With epsilon > 0 each sample
 // then takes the final increment of line 5, f(v, ε/(3ψ)·1) with
 // ψ = σ_max(M⁻¹J̄ᵀ) m (1 + max μ) + 1, and samples still colliding are
 // flagged (line 8 drops them; we keep them, flagged, so nothing is lost).
 //
-// ── Deliberate deviations from 002 / its MATLAB code ───────────────────────
+// ── Deliberate deviations from Halm & Posa / their MATLAB code ──────────────
 // * Samples of the MATLAB code come from a Sobol net and PATH; ours from a
 //   seeded stream (or R_D) and Lemke. The reachable set is the same; which
 //   LCP solution is picked when several exist (Assumption 6 fails, e.g. the

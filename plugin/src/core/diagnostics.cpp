@@ -56,10 +56,11 @@ UniquenessReport analyze_uniqueness(const ImpactProblem& problem, double toleran
   if (m <= 1)
     os << "a single contact: the outcome is one reflection, unique";
   else if (report.pairwise_orthogonal)
-    os << "normals are pairwise orthogonal in the kinetic metric (000 Theorem 2): every order "
-          "gives the same outcome";
+    os << "normals are pairwise orthogonal in the kinetic metric (Seghete & Murphey 2014, "
+          "Theorem 2): every order gives the same outcome";
   else if (report.three_stage)
-    os << "two contacts with <u,v>_g = -1/2 (000 Theorem 3): both three-stage sequences agree";
+    os << "two contacts with <u,v>_g = -1/2 (Seghete & Murphey 2014, Theorem 3): both "
+          "three-stage sequences agree";
   else
     os << "no sufficient uniqueness condition holds (largest |<u_i,u_j>_g| = "
        << report.max_abs_off_diagonal << "); the outcome may depend on the order";

@@ -55,19 +55,21 @@ struct FrictionalSpace {
   bool colliding(const Eigen::VectorXd& u, double tolerance) const;
 };
 
-/// The matrix of the Anitescu–Potra LCP (002 eq. (31)–(33)) restricted to
+/// The matrix of the Anitescu–Potra LCP (Halm & Posa, eq. (31)–(33); Mathew
+/// Halm and Michael Posa, "Set-Valued Rigid-Body Dynamics for Simultaneous,
+/// Inelastic, Frictional Impacts", arXiv:2103.15714) restricted to
 /// `contacts` (all when empty), variables [λ_n; λ_D; γ] of those contacts in
 /// λ̄'s order: [[W̄, [0; E]], [[μ, −Eᵀ], 0]], size (2 + d)·|contacts|. The
-/// Routh increment LCP (002 eq. (75)) is this matrix bordered by the β rows.
+/// Routh increment LCP (eq. (75)) is this matrix bordered by the β rows.
 /// `rows` receives the λ̄ index of each of the first (1 + d)·|contacts|
 /// variables.
 Eigen::MatrixXd anitescu_potra_matrix(const FrictionalSpace& space, const std::vector<int>& contacts,
                                       std::vector<int>* rows = nullptr);
 
-/// One solution of the Anitescu–Potra LCP (002 eq. (31)–(33)) restricted to
-/// `contacts` (all when empty), from contact velocities u, by Lemke. The
-/// impulse (size m(1+d), zero off `contacts`) goes to `lambda`. Returns false
-/// (and the solver's message) if Lemke fails.
+/// One solution of the Anitescu–Potra LCP (Halm & Posa, eq. (31)–(33))
+/// restricted to `contacts` (all when empty), from contact velocities u, by
+/// Lemke. The impulse (size m(1+d), zero off `contacts`) goes to `lambda`.
+/// Returns false (and the solver's message) if Lemke fails.
 bool anitescu_potra_lemke(const FrictionalSpace& space, const Eigen::VectorXd& u,
                           const std::vector<int>& contacts, Eigen::VectorXd& lambda,
                           std::string* message = nullptr);

@@ -4,7 +4,8 @@
 // degenerate problems cannot cycle. Lemke solves every LCP whose matrix is
 // copositive-plus (e.g. symmetric PSD, as the Delassus matrix) or proves it
 // infeasible by ray termination; for merely copositive matrices (the Routh
-// increment LCP of Halm & Posa) ray termination means no solution was found.
+// increment LCP of Halm & Posa, arXiv:2103.15714; see routh.h) ray
+// termination means no solution was found.
 // Condensed (Tucker) tableau, m × (m + 2): O(m²) per pivot; meant for the
 // small LCPs of one impact.
 #pragma once

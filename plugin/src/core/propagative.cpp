@@ -222,7 +222,8 @@ class Resolution {
         o.impulses = leaf.lambda;
         o.velocity = leaf.velocity;
       } else {
-        // 000 eq. (17) with α from definition (16), see propagative.h.
+        // Seghete & Murphey 2014, eq. (17), with α from definition (16), see
+        // propagative.h.
         const double alpha = blend_weight(leaf.lambda, restitution);
         o.impulses = alpha * leaf.lambda + (1.0 - alpha) * ws_.lambda_plastic;
         o.velocity = alpha * leaf.velocity + (1.0 - alpha) * ws_.v_plastic;
@@ -352,7 +353,8 @@ class Resolution {
     return true;
   }
 
-  // 000 Theorem 1 bound for the most oblique coupled pair, one per pair.
+  // Seghete & Murphey 2014, Theorem 1: the bound for the most oblique coupled
+  // pair, one per pair.
   std::int64_t automatic_cap() const {
     double c_min = 0.0;  // uncoupled pairs: c = 0, γ = π/4
     const internal::SparseColumns& w = space_.w();
@@ -383,12 +385,12 @@ class Resolution {
     }
   }
 
-  // One reflection Γ(Dφ_i) (000 eq. (7)). The velocity v is updated along
-  // with the contact velocities u: u steers the order policy in O(column of
-  // W), while the impulse is computed from u_i = J_i v + b_i afresh, so the
-  // kinetic energy of v stays exact to rounding per reflection however long
-  // the sequence (u alone would drift, and v⁻ + M⁻¹Jᵀλ would cancel large
-  // accumulated impulses).
+  // One reflection Γ(Dφ_i) (Seghete & Murphey 2014, eq. (7)). The velocity v is
+  // updated along with the contact velocities u: u steers the order policy in
+  // O(column of W), while the impulse is computed from u_i = J_i v + b_i
+  // afresh, so the kinetic energy of v stays exact to rounding per reflection
+  // however long the sequence (u alone would drift, and v⁻ + M⁻¹Jᵀλ would
+  // cancel large accumulated impulses).
   template <typename OnTouched>
   void reflect(Eigen::VectorXd& u, Eigen::VectorXd& lambda, Eigen::VectorXd& v, int i,
                OnTouched&& on_touched) const {
@@ -491,8 +493,8 @@ class Resolution {
       if (approaching(u, j)) out.push_back(j);
   }
 
-  // Depth-first over every sequence (003 §III-B); children in index order, so
-  // outcomes[0] is the outcome of OrderPolicy::kIndex.
+  // Depth-first over every sequence (Seghete & Murphey 2010, §III-B); children
+  // in index order, so outcomes[0] is the outcome of OrderPolicy::kIndex.
   void enumerate_all() {
     ImpactResult& r = ws_.result;
     ws_.clear_leaves();

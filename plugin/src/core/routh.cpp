@@ -110,7 +110,7 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
   const int m = sp.m, d = sp.d;
   const int size = (3 + d) * m;
 
-  // W of 002 eq. (75b), variable order z = [β; λ_n; λ_D; γ]: the
+  // W of Halm & Posa, eq. (75b), variable order z = [β; λ_n; λ_D; γ]: the
   // Anitescu–Potra matrix bordered by the β rows of (73)–(74).
   s.lcp = Eigen::MatrixXd::Zero(size, size);
   s.lcp.bottomRightCorner(size - m, size - m) = internal::anitescu_potra_matrix(sp, {});
@@ -215,7 +215,7 @@ struct RouthSampler::Workspace {
   internal::LemkeParameters lemke_parameters, scaled_parameters;
   Eigen::VectorXd scaled_q;
 
-  // One increment LCP: Lemke on W as stated first (the paths of 002's
+  // One increment LCP: Lemke on W as stated first (the paths of Halm & Posa's
   // examples, unchanged), and if its solution fails the data-scaled
   // residual check, Lemke on the LCP in data units (Impl::lcp_scaled),
   // whose O(1) entries survive the relative pivot tolerance on badly scaled

@@ -64,8 +64,16 @@
 // impact livelier than its least elastic striking material allows.
 //
 // ── Laws (ImpactSolverConfig::law) ──────────────────────────────────────────
-// propagative (default): Seghete & Murphey's minimal-sequence law on the
-//   normals (propagative.h) with the cluster's restitution. It is
+// Papers (README.md, "Papers"):
+//   Seghete & Murphey 2014: Vlad Seghete and Todd D. Murphey, "A propagative
+//     model of simultaneous impact: existence, uniqueness, and design
+//     consequences", IEEE Transactions on Automation Science and Engineering
+//     11(1), 2014; arXiv:1709.02296.
+//   Halm & Posa: Mathew Halm and Michael Posa, "Set-Valued Rigid-Body
+//     Dynamics for Simultaneous, Inelastic, Frictional Impacts",
+//     arXiv:2103.15714.
+// propagative (default): the minimal-sequence law of Seghete & Murphey 2014 on
+//   the normals (propagative.h) with the cluster's restitution. It is
 //   frictionless: friction is the base solver's, during the step, on the
 //   points the impact leaves closed. Plastic clusters (R = 0) go to the base
 //   solver unless resolve_plastic_impacts.
@@ -87,16 +95,16 @@
 //   * frictionless (every μ = 0) or elastic (R = 1): propagative;
 //   * frictional with R = 0: routh;
 //   * frictional with 0 < R < 1: v⁺ = R v_e⁺ + (1 − R) v_r⁺, v_e⁺ the
-//     elastic propagative outcome and v_r⁺ the Routh sample — 000 eq. (17),
-//     the propagative law's own restitution blend, with the frictional
-//     plastic outcome in place of the frictionless one. Why: it equals the
-//     propagative law at R = 1 and Routh at R = 0 (continuous in R); a
-//     single contact rebounds at exactly −R times its approach speed (Newton),
-//     as under the propagative law; it never gains energy (kinetic energy is
-//     convex and both outcomes keep or lose it); every contact ends
-//     non-approaching (u_n⁺ is a convex combination of two non-negative
-//     values); and the total impulse lies in every contact's friction cone
-//     (tangential (1 − R) Λ_t,r with |Λ_t,r| ≤ μ Λ_n,r, normal
+//     elastic propagative outcome and v_r⁺ the Routh sample — Seghete &
+//     Murphey 2014, eq. (17), the propagative law's own restitution blend,
+//     with the frictional plastic outcome in place of the frictionless one.
+//     Why: it equals the propagative law at R = 1 and Routh at R = 0
+//     (continuous in R); a single contact rebounds at exactly −R times its
+//     approach speed (Newton), as under the propagative law; it never gains
+//     energy (kinetic energy is convex and both outcomes keep or lose it);
+//     every contact ends non-approaching (u_n⁺ is a convex combination of
+//     two non-negative values); and the total impulse lies in every contact's
+//     friction cone (tangential (1 − R) Λ_t,r with |Λ_t,r| ≤ μ Λ_n,r, normal
 //     R Λ_n,e + (1 − R) Λ_n,r ≥ (1 − R) Λ_n,r). The bouncing contacts thus get
 //     (1 − R) of the Routh friction impulse; "propagative with R, friction
 //     to the base solver" would give them none, since the base solver never

@@ -189,7 +189,9 @@ class MultiBodyWorld {
   std::vector<std::unique_ptr<btMultiBodyLinkCollider>> colliders_;
 };
 
-/// The compass gait wide step of compass_gait() (002 Fig. 4, §5.4.2) as a
+/// The compass gait wide step of compass_gait() (Halm & Posa, Fig. 4, §5.4.2;
+/// Mathew Halm and Michael Posa, "Set-Valued Rigid-Body Dynamics for
+/// Simultaneous, Inelastic, Frictional Impacts", arXiv:2103.15714) as a
 /// Bullet multibody in the x–y plane: the TRAILING leg is the floating base
 /// and the LEADING leg a revolute link hinged about z at the pelvis; a point
 /// mass `mass` at each leg's midpoint carries rotational inertia `inertia`
