@@ -1,8 +1,8 @@
 // The input schema has one source, each subcommand's help text: the README
 // shows it rendered by help_markdown() between the markers
 //   <!-- generated from `simpact --help`: NAME -->  …  <!-- end of generated: NAME -->
-// and this test fails when the README's copy differs (it prints the block
-// to paste). The parser is tested on a sample first, so the comparison
+// and this test fails when the README's copy differs; it prints the block,
+// and tests/cli/update_readme_help.py pastes it into the README. The parser is tested on a sample first, so the comparison
 // cannot pass by rendering nothing.
 #include <simpact_cli/cli.h>
 #include <simpact_cli/help_markdown.h>
