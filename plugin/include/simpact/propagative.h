@@ -222,9 +222,10 @@ const char* to_string(OrderPolicy policy);
 /// InvalidProblem on an unknown name.
 OrderPolicy parse_order_policy(const std::string& name);
 
-/// Upper clamp of the automatic reflection cap (see header comment): 10⁶
-/// reflections take ~30 ms, while the longest terminating sequences in our
-/// tests (a struck 1000-ball chain: 999) stay three orders below it. Jams of
+/// Upper clamp of the automatic reflection cap (see header comment): three
+/// orders above the longest terminating sequences in our tests (a struck
+/// 1000-ball chain: 999 reflections), and a bound on the work of one impact
+/// (docs/propagative.md gives its cost). Jams of
 /// two contacts (exactly or nearly opposite normals) are stopped far sooner,
 /// at kMaxPairRun; the clamp bounds what longer cycles among more contacts
 /// may cost.
@@ -236,8 +237,8 @@ inline constexpr std::int64_t kMaxReflectionCeiling = 1'000'000;
 /// the outcome by ~N·δγ. Normals from single-precision geometry carry
 /// δγ ~ 1e-7: at N = 10⁴ the outcome is still good to ~1e-3, while longer
 /// runs (wedges narrower than 2π/10⁴ ≈ 0.036°) give an outcome that is
-/// numerically arbitrary; they are treated as jams. Cost: 10⁴ reflections,
-/// ~0.3 ms, instead of 10⁶ (~30 ms).
+/// numerically arbitrary; they are treated as jams, at a hundredth of the
+/// work of kMaxReflectionCeiling (docs/propagative.md).
 inline constexpr std::int64_t kMaxPairRun = 10'000;
 
 /// Extra reflections allowed beyond Theorem 1's ⌈π/γ_ij⌉ before a pair run

@@ -78,14 +78,9 @@
 // input velocity with the failed check's status. A contact whose W̄_ii is
 // below kRankTolerance ‖J_n,i‖² max_k M⁻¹_kk is inert (infinitely massive
 // along its normal): its cap is 0, so it takes no impulse; if it
-// approaches, the sample is kInfeasible. Increment failures were never seen on
-// the paper's examples or on random problems of ≤ 5 contacts; on stacks of 8–12
-// falling boxes (32–48 redundant corner contacts, LCPs of 224–336
-// variables) Lemke's first path failed in 9–33 % of samples, and its two
-// retries with other covering vectors (core/lcp.h) brought that to 1 in 300
-// (tests/core/routh_test.cpp, RouthLargeClusters). Single-precision Bullet
-// geometry makes such rows only NEARLY dependent, which the retries do not
-// cure: a 16-contact column still failed on 3 of 5 seeds there.
+// approaches, the sample is kInfeasible. How often increments fail on large
+// clusters of redundant contacts, and what the retries recover, is measured
+// in docs/routh.md.
 //
 // ── Algorithm 2, Approximate(h, x₀, ε, N, M) (Halm & Posa, §5.3) ────────────
 // M independent samples on all cores; sample k is always sample(k), so the

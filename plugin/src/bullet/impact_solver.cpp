@@ -219,7 +219,7 @@ struct ImpactSolver::Impl {
     Eigen::MatrixXd joint_rows;     // G, bilateral joint rows on the cluster
     Eigen::VectorXd joint_offsets;  // c: G v + c = 0 keeps the joints
     // v_a, the joint-admissible part of v* that the law resolves
-    // (impact_solver.h, "Joint-violating velocities"); v* itself without joints.
+    // (impact_solver.h, stage 3); v* itself without joints.
     Eigen::VectorXd admissible;
   };
 
@@ -485,7 +485,7 @@ int cluster_index(const Impl& s, const std::vector<int>& members, const btRigidB
              : -1;
 }
 
-// Rows and velocities of a cluster (impact_solver.h, point 3): s.rows. With
+// Rows and velocities of a cluster (impact_solver.h, stage 3): s.rows. With
 // `tangents`, also the Routh laws' tangent rows, offsets and μ.
 // kPredict: velocities and forces as the next step will see them.
 template <bool kPredict>
@@ -566,7 +566,7 @@ void assemble(Impl& s, const std::vector<int>& members, const std::vector<int>& 
   // whose linear or angular factor is 0 (a host may set one anyway; the
   // law would otherwise spin the body up to cancel it, ~1e4 N·s on a
   // y-locked capsule), then the joint-violating part (impact_solver.h,
-  // "Joint-violating velocities"). Both are added back unchanged.
+  // stage 3). Both are added back unchanged.
   rows.admissible = rows.velocity;
   for (int j = 0; j < k; ++j) {
     const btRigidBody& body = *s.bodies[members[j]];
@@ -644,7 +644,7 @@ bool rows_finite(const Impl::Rows& rows, bool tangents) {
 }
 
 // The law resolves the joint-admissible part v_a of v* (impact_solver.h,
-// "Joint-violating velocities").
+// stage 3).
 FrictionalProblem frictional_problem(const Impl::Rows& rows, const RouthSettings& settings) {
   return internal::frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.admissible,
                                       rows.friction, rows.offsets, rows.tangent_offsets,
@@ -934,7 +934,7 @@ const ImpactResult& solve_propagative(Impl& s, const ImpactSolverConfig& config,
   return result;
 }
 
-// Inert contacts (impact_solver.h, "Inert contacts"): removes from `ids` the
+// Inert contacts (impact_solver.h, stage 3): removes from `ids` the
 // contacts of s.rows whose effective inverse mass J_r M⁻¹_G J_rᵀ is below
 // kInertContactTolerance of their free value; returns how many.
 int drop_inert_contacts(const Impl& s, std::vector<int>& ids) {
@@ -1358,7 +1358,7 @@ void clear_batch(Impl& s) {
   s.resolved.clear();
 }
 
-// Restitution off for the base solve (impact_solver.h, point 5): every
+// Restitution off for the base solve (impact_solver.h, stage 5): every
 // visible point's m_combinedRestitution is set to 0 (saved in s.muted and
 // restored after the base solve), except on manifolds with a body of a
 // failed cluster. Bullet's restitutionCurve gives r·(−v_n), which is then
@@ -1479,7 +1479,7 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
   hide_resolved_points(s);
 
   // 5. Everything else is the base solver's, with restitution off, except
-  // the failed clusters', which keep Bullet's own (impact_solver.h, point 5).
+  // the failed clusters', which keep Bullet's own (impact_solver.h, stage 5).
   mute_restitution(s, manifolds, num_manifolds);
   btContactSolverInfo base_info = info;
   if (config_.split_impulse_for_all_penetrations) {

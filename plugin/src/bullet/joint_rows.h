@@ -1,6 +1,6 @@
 // Bilateral joint rows of Bullet's btTypedConstraint over an impact cluster's
 // velocity layout, and the joint-constrained inverse inertia (impact_solver.h,
-// point 3). Internal to simpact::bullet; never installed.
+// stage 3). Internal to simpact::bullet; never installed.
 //
 // Layout: a cluster of N dynamic rigid bodies has the generalized velocity
 //     v = [v_0, ω_0, v_1, ω_1, …]   (6 per body: linear then angular, world
@@ -90,7 +90,7 @@ int append_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_c
 
 /// The joint-constrained metric of a cluster and the M-orthogonal split of a
 /// velocity into its joint-admissible and joint-violating parts
-/// (impact_solver.h, "Joint-violating velocities"):
+/// (impact_solver.h, stage 3):
 ///     M⁻¹_G = M⁻¹ − W Wᵀ,   W = M⁻¹Ĝᵀ U_r Λ_r^{-1/2},
 ///     v_g   = W · reduce · (G v + c) = M⁻¹Gᵀ (G M⁻¹ Gᵀ)⁺ (G v + c),
 /// Ĝ the kept rows of G scaled to unit reach, U_r Λ_r U_rᵀ the eigenpairs of

@@ -1,239 +1,91 @@
-// simpact::bullet — an impact phase in front of any stock Bullet constraint
-// solver. Two lines put it into an existing btDiscreteDynamicsWorld:
+// simpact::bullet::ImpactSolver — an impact phase in front of any stock
+// Bullet constraint solver (btConstraintSolver). Two lines put it into an
+// existing btDiscreteDynamicsWorld:
 //
 //     simpact::bullet::ImpactSolver solver(&stock_solver);   // e.g. btSequentialImpulseConstraintSolver
 //     world.setConstraintSolver(&solver);
 //
-// What happens in every solveGroup call (Bullet may call it several times per
-// step, once per batch of islands):
-//  1. Contact points touching (distance ≤ touch_tolerance), or closing within
-//     this step (distance + u·h ≤ touch_tolerance), between a dynamic body and
-//     a dynamic, static or kinematic one, are collected. When one of them
-//     strikes, the pairs of the struck bodies (and, transitively, of the
-//     bodies they touch) that Bullet's narrowphase gave no point although
-//     they are within min(contact-breaking threshold, S·h) of each other
-//     (S the strike's speed; e.g. balls placed by a loop, 1e-17 m apart)
-//     get Bullet's own closest-point/contact query and join as synthetic
-//     points; they never enter Bullet's manifolds (plugin/src/bullet/proximity.h).
-//     Policy time_of_impact orders contacts by when their gaps close.
-//  2. Union–find over dynamic bodies, through those contacts and through
-//     enabled joints, gives impact clusters. Static and kinematic bodies never
-//     join clusters: they are infinitely massive.
-//  3. A cluster with a contact approaching faster than the impact threshold is
-//     an impact. Its problem for the core (impact_problem.h):
-//       v  = [v_A, ω_A, v_B, ω_B, …] (6 per dynamic body, world frame, SI);
-//       M⁻¹ = blockdiag(D_l m⁻¹ D_l, D_a I⁻¹_world D_a), D = diag(linear or
-//             angular factor) — exact for linear factors 0/1 and for angular
-//             locks about principal axes of the body's inertia (2-D bodies
-//             turning about z, fully locked or free rotation); a tilted body
-//             with a partial angular lock would need D (D I D)⁺ D instead
-//             (Bullet's own solver applies D² I⁻¹, a third form);
-//       J row of contact (A, B) with normal n = m_normalWorldOnB (from B to A):
-//             [n, r_A × n] on A and [−n, −(r_B × n)] on B, so J v > 0 separates
-//             (r = contact point − centre of mass);
-//       b  = −n·(v_K + ω_K × r_K) for a kinematic body K on the B side (and
-//             the opposite sign on the A side): the impact conserves energy in
-//             the kinematic body's frame.
-//     Bilateral joints (btTypedConstraint rows with infinite bounds, G) are
-//     kept intact by resolving in the joint-constrained metric
-//             M⁻¹_G = M⁻¹ − M⁻¹Gᵀ (G M⁻¹ Gᵀ)⁺ G M⁻¹,
-//     the inverse inertia of the system with its joints locked in.
-//  4. The core law resolves it (ImpactSolverConfig::law, see "Laws" below);
-//     velocities are written back and the warm start of its contact points
-//     is cleared.
-//  5. The base solver then runs on the whole batch with restitution off:
-//     every visible point's m_combinedRestitution is set to 0 for the base
-//     solve and restored right after (Bullet's restitutionCurve then gives 0,
-//     exactly what m_restitutionVelocityThreshold = ∞ gave before), EXCEPT
-//     the points of manifolds touching a failed cluster (see "Failures"),
-//     which keep Bullet's own restitution. Points the impact left separating
-//     are hidden from it for this call (some base solvers, e.g. MLCP with
-//     btLemkeSolver, would apply adhesive impulses to them); over MLCP bases
-//     so is every point of a cluster without joints whose law handled its
-//     friction, with the non-closing points of its manifolds ("complete"
-//     outcomes, see "Overlaps"); hidden points are put back, at their own
-//     indices, right after the base solve. The base solver does not push
-//     impacted points out of penetration in the real velocity (that would
-//     add energy): their overlaps are cleared at position level instead
-//     (see "Overlaps"). It handles sustained contact, friction, joints and
-//     the penetration recovery of every other point.
+// Reference for the contract below; the reasons, deviations and
+// measurements are in docs/rigid_adapter.md. Papers as in README "Papers":
+// Seghete & Murphey 2014 ("A propagative model of simultaneous impact:
+// existence, uniqueness, and design consequences", IEEE T-ASE 11(1), 2014,
+// arXiv:1709.02296) and Halm & Posa ("Set-Valued Rigid-Body Dynamics for
+// Simultaneous, Inelastic, Frictional Impacts", arXiv:2103.15714).
 //
-// Restitution of a cluster: the smallest m_combinedRestitution among its
-// contacts approaching faster than the threshold (Bullet's default combiner
-// multiplies the two bodies' restitutions). The smallest never makes an
-// impact livelier than its least elastic striking material allows.
+// ── Stages of one solveGroup call ───────────────────────────────────────────
+//  1. Collect: contact points touching (distance ≤ touch_tolerance) or
+//     closing within the step (distance + u·h ≤ touch_tolerance) between a
+//     dynamic body and any other; when one strikes, the struck bodies' pairs
+//     within min(contact-breaking threshold, S·h) that have no manifold
+//     point get Bullet's own closest-point query (synthetic points, never
+//     written to Bullet's manifolds).
+//  2. Cluster: union–find over dynamic bodies through those contacts and
+//     enabled joints. Static and kinematic bodies are infinitely massive and
+//     join no cluster.
+//  3. Assemble: a cluster with a contact approaching faster than the impact
+//     threshold is an impact, with
+//       v   = [v_A, ω_A, v_B, ω_B, …], 6 per dynamic body, world frame, SI,
+//             at mid-step: v* = v + ½ h M⁻¹ f_ext (v without this step's forces);
+//       M⁻¹ = blockdiag(D_l m⁻¹ D_l, D_a I⁻¹_world D_a), D the linear or
+//             angular factors;
+//       J   row of contact (A, B), n = m_normalWorldOnB (from B to A):
+//             [n, r_A × n] on A, [−n, −(r_B × n)] on B; J v > 0 separates;
+//       b   = −n·(v_K + ω_K × r_K) for a kinematic body K on side B (+ on A);
+//       M⁻¹_G = M⁻¹ − M⁻¹Gᵀ (G M⁻¹ Gᵀ)⁺ G M⁻¹ for the bilateral rows G of
+//             the cluster's joints (rows with infinite bounds, from getInfo2);
+//     the law resolves the joint-admissible part v_a of v*
+//     (v* = v_a + v_g, v_g = M⁻¹Gᵀ(G M⁻¹ Gᵀ)⁺(G v* + c)) and v_g passes
+//     through; velocity along a locked factor axis passes through too.
+//     Contacts with w = J_r M⁻¹_G J_rᵀ below kInertContactTolerance of
+//     their free value are inert (no impulse; the base solver's).
+//  4. Resolve and apply: the law (ImpactSolverConfig::law) gives v⁺; the
+//     bodies get v + (v⁺ − v*); overlaps the outcome leaves closed are
+//     cleared at position level by the least push Δq = M⁻¹_G Jᵀμ, μ ≥ 0,
+//     W μ ≥ d (no velocity changes); in the next step so are the overlaps
+//     of the pairs the outcome left closed.
+//  5. Hand off: the base solver runs on the whole batch with every visible
+//     point's restitution 0 (restored after), except points of clusters
+//     that failed, which keep Bullet's. Points the impact left separating —
+//     over MLCP bases every point of a "complete" cluster — are hidden from
+//     it for this call and put back at their own indices after.
+//
+// Restitution of a cluster: the least m_combinedRestitution of its contacts
+// approaching faster than the threshold.
 //
 // ── Laws (ImpactSolverConfig::law) ──────────────────────────────────────────
-// Papers (README.md, "Papers"):
-//   Seghete & Murphey 2014: Vlad Seghete and Todd D. Murphey, "A propagative
-//     model of simultaneous impact: existence, uniqueness, and design
-//     consequences", IEEE Transactions on Automation Science and Engineering
-//     11(1), 2014; arXiv:1709.02296.
-//   Halm & Posa: Mathew Halm and Michael Posa, "Set-Valued Rigid-Body
-//     Dynamics for Simultaneous, Inelastic, Frictional Impacts",
-//     arXiv:2103.15714.
-// propagative (default): the minimal-sequence law of Seghete & Murphey 2014 on
-//   the normals (propagative.h) with the cluster's restitution. It is
-//   frictionless: friction is the base solver's, during the step, on the
-//   points the impact leaves closed. Plastic clusters (R = 0) go to the base
-//   solver unless resolve_plastic_impacts.
-// routh: Halm & Posa's Routh sampling (routh.h), inelastic and frictional,
-//   ONE sample per impact (RouthSampler::sample(0) with the seed below). The
-//   cluster's restitution is ignored. Its rows are the normals of point 3
-//   plus two orthonormal tangent rows per contact, built the same way
-//   ([t, r_A × t] on A, [−t, −(r_B × t)] on B, kinematic partners as
-//   offsets b_t), in the same joint-constrained metric, with μ the point's
-//   m_combinedFriction (Bullet's combiner: the product of the two bodies'
-//   frictions, clamped to 10; rolling, spinning and anisotropic friction
-//   are not modelled). Tangent frame: t1 along the contact's pre-impact
-//   (mid-step) slip when it exceeds kSlipFrameTolerance × the cluster's
-//   largest approach speed — so a sliding contact slides along a vertex of
-//   the polyhedral cone and its friction is the circular cone's exactly —
-//   otherwise btPlaneSpace1's frame of n (in double); t2 = n × t1.
-//   Cone directions RouthSettings::cone_directions (default 4: ±t1, ±t2).
-// auto: per cluster,
-//   * frictionless (every μ = 0) or elastic (R = 1): propagative;
-//   * frictional with R = 0: routh;
-//   * frictional with 0 < R < 1: v⁺ = R v_e⁺ + (1 − R) v_r⁺, v_e⁺ the
-//     elastic propagative outcome and v_r⁺ the Routh sample — Seghete &
-//     Murphey 2014, eq. (17), the propagative law's own restitution blend,
-//     with the frictional plastic outcome in place of the frictionless one.
-//     Why: it equals the propagative law at R = 1 and Routh at R = 0
-//     (continuous in R); a single contact rebounds at exactly −R times its
-//     approach speed (Newton), as under the propagative law; it never gains
-//     energy (kinetic energy is convex and both outcomes keep or lose it);
-//     every contact ends non-approaching (u_n⁺ is a convex combination of
-//     two non-negative values); and the total impulse lies in every contact's
-//     friction cone (tangential (1 − R) Λ_t,r with |Λ_t,r| ≤ μ Λ_n,r, normal
-//     R Λ_n,e + (1 − R) Λ_n,r ≥ (1 − R) Λ_n,r). The bouncing contacts thus get
-//     (1 − R) of the Routh friction impulse; "propagative with R, friction
-//     to the base solver" would give them none, since the base solver never
-//     sees the points an impact leaves separating. Reported as law
-//     "routh_restitution".
-// Cluster cap: a cluster that would go to Routh with more than
-//   RouthSettings::max_contacts contacts is not sampled (each increment is a
-//   dense LCP of size (3 + d) m; a pile of touching boxes merges into one
-//   cluster of dozens of contacts): with R = 0 it is left to the base solver
-//   (like plastic clusters under the propagative law), with R > 0 (auto
-//   only) it takes the propagative law. It is reported (law "base_solver" or
-//   "propagative", message saying why) and counted in
-//   ImpactSolverStats::routh_oversized.
-// Seeds: the sample of an impact is RouthSampler::sample(0) with seed
-//   mix(mix(config.seed, step), key): `step` counts allSolved calls (one per
-//   internal step of btDiscreteDynamicsWorld) and `key` is the smallest
-//   btCollisionObject::getWorldArrayIndex() of the cluster's bodies — fixed
-//   by the world, not by how Bullet batches islands into solveGroup calls.
-//   Same seed and world → bitwise-identical simulation; another seed → other
-//   samples. reset() restarts the step count. predict_outcome_sets uses the
-//   same seed, so sample 0 of its set is the sample the next step applies.
+// propagative (default): Seghete & Murphey 2014's minimal-sequence law on
+//   the normals (propagative.h) with the cluster's restitution;
+//   frictionless (friction is the base solver's at the points left closed).
+//   R = 0 clusters are the base solver's unless resolve_plastic_impacts.
+// routh: one Halm & Posa Routh sample per impact (routh.h,
+//   RouthSampler::sample(0)); inelastic and frictional (μ =
+//   m_combinedFriction); the cluster's restitution is ignored. Tangent rows
+//   [t, r_A × t] / [−t, −(r_B × t)] with t1 along the mid-step slip when it
+//   exceeds kSlipFrameTolerance × the largest approach speed, else
+//   btPlaneSpace1's frame; t2 = n × t1.
+// auto: frictionless or R = 1 clusters propagative; frictional R = 0 routh;
+//   frictional 0 < R < 1 the blend v⁺ = R v_e⁺ + (1 − R) v_r⁺ (elastic
+//   propagative and Routh outcomes; Seghete & Murphey 2014, eq. (17), with
+//   the frictional plastic outcome), reported as kRouthRestitution.
+// Cluster cap: a cluster due for Routh with more than
+//   RouthSettings::max_contacts contacts is left to the base solver (R = 0)
+//   or the propagative law (R > 0, auto), reported and counted
+//   (ImpactStats::routh_oversized).
+// Seeds: an impact's sample uses seed mix(mix(config.seed, step), key),
+//   `step` the allSolved count since reset(), `key` the smallest
+//   getWorldArrayIndex() of the cluster's bodies: same seed and world →
+//   bitwise-identical simulation, whatever the island batching.
 //
-// External forces: when solveGroup runs, a rigid body's velocity v does NOT
-// yet include this step's force increment h M⁻¹ f_ext (the base solver adds
-// it). Impacts are DETECTED on v (a resting contact is not approaching,
-// whatever gravity does during the step) and RESOLVED on the mid-step
-// velocity v* = v + ½ h M⁻¹ f_ext; the change v⁺ − v* is added to v. Bullet
-// integrates with symplectic Euler, which conserves the shadow energy
-// ½vᵀMv − fᵀx + ½h fᵀv between impacts; an elastic impact on v* conserves it
-// too, so a ball dropped with R = 1 keeps its bounce height. (Resolving v
-// loses h|g| of rebound speed per bounce; the end-of-step velocity gains it.)
-// The base solver does not push the points of a resolved impact out of
-// penetration in that step (m_distance1 is clamped to 0 for its solve): the
-// impact's velocities separate them, a velocity push-out would add potential
-// energy at every bounce, and what the outcome leaves closed is separated
-// at position level (see "Overlaps").
-//
-// ── Overlaps ────────────────────────────────────────────────────────────────
-// Bullet finds most impact points only after they have penetrated. Overlaps
-// the outcome leaves closed are cleared at position level, Δq = M⁻¹_G Jᵀμ
-// with the least μ ≥ 0 that clears them all (W μ ≥ d, complementarity; the
-// LCP of core/separation.h, W in the cluster's metric), which changes no
-// velocity; a point separating faster than the threshold clears its own. A
-// one-sweep push would move a struck row's overlap to the next pair, and the
-// base solver's Baumgarte term would then turn it into kinetic energy (+44 %
-// in one fuzz world). Bodies keep their velocities while moved; an
-// anisotropic body's kinetic energy then changes by O(|Δθ|) (reports give
-// the energy before the move). Over MLCP bases the outcome of a cluster
-// without joints, whose law handled its friction (Routh) or that has none,
-// is complete: an exact base solve adds nothing at its points in this step,
-// so they and its manifolds' non-closing points are hidden from the base
-// solve. Bullet 3.24's btLemkeSolver inverts the MLCP matrix by Gauss–Jordan
-// without pivoting (its zero-pivot guard is never applied), and on singular
-// matrices (redundant manifold points, factor-locked axes) its impulses are
-// arbitrary: ×19 of a step's energy on one resting point a plastic impact
-// left. SI and NNCG still see those points: their pass removes the law's
-// residual approach and keeps a resting pile at rest.
-// In the step AFTER an impact, the contacts it left closed (resting, or
-// separating slower than the threshold) are still simpact's to de-penetrate:
-// a body that a plastic or Routh impact left resting turns during the step
-// and dips into its partner, and the base solver's Baumgarte term would push
-// it out in the real velocity, gaining energy. Their overlaps, on the pairs
-// of bodies the last step's outcomes left closed and outside this step's
-// resolved clusters, are cleared by the same Δq, grouped by contacts and
-// joints, and the base solver sees only what the joint turn cap kept back.
-// An overlap no push can clear (a body with locked rotation wedged between
-// opposite faces of a mesh) is not pushed by the base solver either, and
-// stays protected while it lasts. A resting pile no impact touched keeps
-// Bullet's own correction (see split_impulse_for_all_penetrations).
-//
-// ── Joint-violating velocities ──────────────────────────────────────────────
-// Pre-impact velocities may violate the cluster's bilateral joints (G v + c ≠
-// 0, c the joint rows' terms of static and kinematic partners: drift the
-// base solver has not removed yet, a kinematic partner that moved). The
-// impact acts only on the joint-admissible part: v* is split M-orthogonally
-//     v* = v_a + v_g,  v_g = M⁻¹Gᵀ (G M⁻¹ Gᵀ)⁺ (G v* + c),  G v_a + c = 0,
-// the law resolves v_a (contact velocities J v_a + b) in the metric M⁻¹_G,
-// and v_g is added back unchanged: v⁺ = v_a⁺ + v_g. Every impulse of the
-// impact changes v by M⁻¹_G Jᵀλ ∈ ker G, which is M-orthogonal to v_g, so
-// the kinetic energy splits as E(v_a) + E(v_g) before and after, and the
-// impact never changes (in particular never feeds) the violating part: an
-// impact that keeps or loses the energy of v_a keeps or loses the total.
-// The base solver's joint rows then remove the drift as they would without
-// simpact. Velocity along an axis whose linear or angular factor is 0 (a
-// host may set one; Bullet integrates it) is likewise no impulse's to change:
-// it is left out of v_a (before the joint split) and added back unchanged —
-// resolving it made the law spin a y-locked capsule up to cancel it. (Resolving v* itself in M⁻¹_G let the contacts reflect the
-// violating part too: ×26 energy in one impact, issue #10.)
-//
-// ── Inert contacts ──────────────────────────────────────────────────────────
-// A contact whose effective inverse mass in the cluster's metric,
-// w = J_r M⁻¹_G J_rᵀ, is below kInertContactTolerance times its free value
-// (the same row with every body free: m⁻¹ + |r × n|² λ_max(I⁻¹) per dynamic
-// body, no factors, no joints) cannot move along its normal: factors lock it
-// (a capsule with linear factor (1, 0, 1) resting on the ground) or joints
-// do, and what is left of w is rounding residue of the metric. Impulses u/w
-// on such a residue reach 1e12 N·s and feed energy. Such contacts are inert:
-// they are left out of the impact (no impulse, not reported as resolved)
-// and the base solver handles them as sustained contact; the count is
-// ImpactSolverStats::inert_contacts. A cluster none of whose striking
-// contacts is left is no impact.
-//
-// ── Failures ────────────────────────────────────────────────────────────────
-// Nothing simpact does escapes solveGroup: every cluster's resolution runs
-// under a catch of std::exception and of anything else. A cluster fails when
-// its law returns a status other than success (reflection cap, infeasible,
-// LCP failure, step limit: every non-success status, whatever the law's own
-// fallback would have applied), throws, or its input (velocities, metric,
-// rows) or outcome (velocities, position correction) is not finite. A
-// failed cluster gets NOTHING from the impact phase (no velocity, position
-// or warm-start change; a partial write is undone), and for this step it is
-// handed to the base solver with Bullet's own restitution (point 5); its
-// report says which cluster (bodies, body_ids, contacts), why (status,
-// message) and which fallback (fallback_to_base, attempted_law), and
-// ImpactSolverStats::fallbacks_to_base counts it. A cluster whose outcome
-// would raise its kinetic energy (beyond 1e-8 relative, when no moving
-// kinematic partner and no factor make kinetic energy the wrong invariant)
-// fails too, with status energy_gain: the pass-through v_g ("Joint-violating
-// velocities") is M-orthogonal to the law's change only up to the joint
-// metric's rank decisions, and conflicting joints turned that into +4 % and
-// +33 % per impact. Nothing non-finite is ever written to a body by simpact.
-// An exception from on_impact is caught too
-// (ImpactSolverStats::callback_exceptions); the impact it reported stands.
-// Joints: the bilateral rows of every btTypedConstraint (point-to-point,
-// hinge, slider, cone-twist, 6-DoF, 6-DoF spring 2, fixed, gear, hinge 2,
-// universal) are read through getInfo1/getInfo2 and enter the metric; rows
-// with finite bounds (limits, motors, springs, and every row of a breakable
-// joint, whose bounds Bullet clamps to its breaking threshold) and disabled
-// joints are the base solver's, which applies them after the impact.
+// ── Failures (never fail the host) ──────────────────────────────────────────
+// No exception leaves solveGroup. A cluster whose law returns a status
+// other than success, throws, sees or produces a non-finite value, or whose
+// outcome would raise its kinetic energy (status kEnergyGain) gets nothing
+// from the impact phase and is handed, for this step, to the base solver
+// with Bullet's own restitution; its report says which cluster, why and
+// with which fallback, and ImpactStats::fallbacks_to_base counts it.
+// Nothing non-finite is ever written to a body. Joint rows with finite
+// bounds (limits, motors, springs, breakable joints) and disabled joints are
+// the base solver's.
 #pragma once
 
 #include <simpact/propagative.h>
@@ -376,15 +228,10 @@ struct RouthSettings {
   int cone_directions = 4;
   ImpulseSampler sampler = ImpulseSampler::kUniform;
   /// Cluster cap (see "Cluster cap" above); ≥ 1. Each increment is a dense
-  /// Lemke LCP of size (3 + d) m, and a sample takes more increments as m
-  /// grows. Measured by demos/benchmark_routh_clusters (a column of boxes
-  /// landing flat from 1 cm, d = 4, double, 2-core development machine; the
-  /// whole 240 Hz landing step, median over 5 seeds): m = 4 (one box)
-  /// 0.08 ms, 8 (two) 0.37 ms, 12 (three) 0.9 ms, 16 (four) 3.9 ms,
-  /// 24 (six) 116 ms, 32 (eight) 353 ms, 40 (ten) 1.7 s, where 6 of 53
-  /// impacts still needed the Anitescu–Potra fallback after Lemke's retries.
-  /// 8 keeps the worst case within a quarter of a 240 Hz step's wall-clock
-  /// budget; raise it for offline runs.
+  /// Lemke LCP of size (3 + d) m and a sample takes more increments as m
+  /// grows; 8 keeps the worst landing step within a quarter of a 240 Hz
+  /// step's budget (docs/rigid_adapter.md, "Measurements"). Raise it for
+  /// offline runs.
   int max_contacts = 8;
 };
 
@@ -469,15 +316,11 @@ struct ImpactSolverConfig : ImpactSettings {
   bool compute_indeterminacy = false;
   /// Route every penetration through split impulse in the base solver
   /// (m_splitImpulsePenetrationThreshold = +∞), so position correction never
-  /// changes real velocities. Off by default, a deliberate deviation: Bullet's
-  /// split impulse (erp2) makes a 5-box stack drift 9× more over 2 s (5.1 cm
-  /// against stock's 5.7 mm, tests/bullet/scenario_test.cpp) than its default
-  /// Baumgarte correction of shallow penetrations, and the points simpact
-  /// resolves are already protected (no push-out in the impact step, and
-  /// their overlaps cleared at position level in the next one, see
-  /// "Overlaps"). What it adds: no Baumgarte gain on contacts no impact
-  /// touched either. The energy figures of the cradle demo and tests hold
-  /// either way.
+  /// changes real velocities, also on contacts no impact touched. Off by
+  /// default, a deliberate deviation: split impulse makes resting stacks
+  /// drift far more than Bullet's default Baumgarte correction
+  /// (docs/rigid_adapter.md, "Measurements"), and the points simpact
+  /// resolves are protected either way (stages 4 and 5 above).
   bool split_impulse_for_all_penetrations = false;
   /// Called for every resolved impact (in the solver's thread), and for
   /// every Routh cluster left to the base solver by the cap.
@@ -496,7 +339,7 @@ void validate(const ImpactSolverConfig& config);
 /// relative (the cone's anisotropy acts on a slip that small).
 inline constexpr double kSlipFrameTolerance = 1e-6;
 
-/// Inert contacts (see "Inert contacts"): effective inverse mass below this
+/// Inert contacts (stage 3): effective inverse mass below this
 /// fraction of its free value. Same size as the joint metric's rank cut
 /// (kJointRankTolerance, 1e-8 of the row-scaled Gram matrix): the metric
 /// cannot resolve a response below it — its rounding residue reaches
@@ -537,7 +380,7 @@ struct ImpactStats {
   std::int64_t callback_exceptions = 0;
   /// Rigid adapter: contacts of impact clusters left out as inert (effective
   /// inverse mass below kInertContactTolerance of its free value, see
-  /// "Inert contacts").
+  /// stage 3).
   std::int64_t inert_contacts = 0;
   std::int64_t routh_impacts = 0;     ///< clusters resolved with a Routh sample (routh, blend)
   std::int64_t routh_lcps = 0;        ///< LCPs those samples took

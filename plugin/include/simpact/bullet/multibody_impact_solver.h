@@ -14,9 +14,7 @@
 // it needs the world for the pre-force snapshot and gravity).
 //
 // ── The base solver (MultiBodyImpactSolverConfig::base) ─────────────────────
-//   kSequentialImpulse  Bullet's btMultiBodyConstraintSolver (the default;
-//                       outcomes are those of the adapter before the base
-//                       became configurable, bit for bit);
+//   kSequentialImpulse  Bullet's btMultiBodyConstraintSolver (the default);
 //   kMlcpDantzig        btMultiBodyMLCPConstraintSolver with btDantzigSolver;
 //   kMlcpLemke          btMultiBodyMLCPConstraintSolver with btLemkeSolver.
 // The adapter creates and owns the base (and its MLCP interface); set_config
@@ -36,7 +34,7 @@
 // Every base builds its contact rows through btMultiBodyConstraintSolver's
 // setup (btMultiBodyMLCPConstraintSolver::solveGroupCacheFriendlySetup calls
 // it, then turns the rows' right-hand sides into its MLCP), so restitution
-// off via m_combinedRestitution (point 5) holds for each of them.
+// off via m_combinedRestitution (stage 5) holds for each of them.
 //
 // ── What one solveMultiBodyGroup call does ─────────────────────────────────
 //  1. Contact points touching (distance ≤ touch_tolerance) or closing within
@@ -47,7 +45,7 @@
 //     and fixed/kinematic bases, are infinitely massive partners. When one
 //     strikes, pairs within a small gap that Bullet gave no point (links
 //     placed by a loop) join as synthetic points, as in ImpactSolver
-//     (impact_solver.h, point 1; plugin/src/bullet/proximity.h).
+//     (impact_solver.h, stage 1; plugin/src/bullet/proximity.h).
 //  2. Union–find over nodes (through contacts, and through enabled rigid
 //     btTypedConstraints) gives clusters; a whole multibody is one node.
 //  3. A cluster with a contact approaching faster than the impact threshold
@@ -63,17 +61,10 @@
 //     restored right after (Bullet's multibody and rigid contact rows both
 //     take restitutionCurve(rel_vel, m_combinedRestitution, …)), the warm
 //     start is cleared and penetration is not pushed out in this step
-//     (m_distance1 clamped to 0, as the rigid adapter). Unlike the rigid
-//     adapter, points left separating are NOT hidden from the base solver,
-//     whatever its kind: the sequential-impulse base gives a separating,
-//     non-penetrating row no impulse, and the pendulum cradle keeps its
-//     outcome with both MLCP bases (tests/bullet/multibody_test.cpp); the
-//     rigid adapter hides them because btMLCPSolver + Lemke returned
-//     adhesive impulses there. Bullet's multibody MLCP often fails on
-//     multibody rows and silently falls back to sequential-impulse
-//     iterations (see getNumFallbacks on base_solver()). Points of clusters
-//     simpact did not resolve (no impact, or a fallback) keep Bullet's
-//     restitution.
+//     (m_distance1 clamped to 0, as the rigid adapter). Points left
+//     separating stay visible to the base solver (a deviation from the
+//     rigid adapter; docs/multibody_adapter.md). Points of clusters simpact
+//     did not resolve (no impact, or a fallback) keep Bullet's restitution.
 //  6. The base solver's solveMultiBodyGroup runs on the batch.
 //
 // ── Generalized velocities (cluster layout) ─────────────────────────────────
@@ -128,9 +119,8 @@
 //   multibody without a snapshot (one the world did not hold when the step
 //   began) is not resolved: its cluster is reported (law kBaseSolver,
 //   message says why), counted in fallbacks_to_base, and keeps Bullet's
-//   restitution. Bullet's
-//   multibody solver itself measures restitution on post-force velocities of
-//   both sides (bullet-internals.md, "Known defects"); simpact does not.
+//   restitution. (Bullet's multibody solver measures restitution on
+//   post-force velocities; simpact does not.)
 //
 // ── Joints and multibody constraints ────────────────────────────────────────
 //   * Link joints of every btMultibodyLink type (revolute, prismatic,
@@ -199,30 +189,18 @@
 // impact it reported stands. Bullet's own solvers do not throw (its
 // allocator returns null), so the base solve is not wrapped.
 //
-// ── Deviations and limitations ──────────────────────────────────────────────
-//   * Kinematic links (btMultiBody::setLinkDynamicType, Bullet 3.24) are not
-//     special-cased; rows whose part on the free coordinates is zero are
-//     dropped (see kZeroRowTolerance).
-//   * Bullet clamps every coordinate of a multibody's velocity vector to
-//     ±getMaxCoordinateVelocity() (100 by default) when a solver applies
-//     deltas to it (applyDeltaVeeMultiDof), which would cut an outcome behind
-//     the law's back (and, in a coupled metric, can add energy). A cluster
-//     whose outcome has a coordinate beyond that bound is not written: it
-//     falls back (see "Never fail the host").
-//   * Overlap of resolved points that the impact leaves closed (Bullet saw
-//     them only after they penetrated: a striker stopped against the row it
-//     struck) is removed at position level in the impact step, as in the
-//     rigid adapter: q ⊕ M⁻¹_G Jᵀμ, μ ≥ 0 the least push with W μ ≥ depth
-//     (W = J M⁻¹_G Jᵀ; the LCP of core/separation.h, shared with the rigid
-//     adapter, so a push passes along a whole row of touching bodies; the overlap a point separating at u⁺ clears
-//     by itself in the step, u⁺h, is not corrected), applied with Bullet's
-//     own position step
-//     (btMultiBody::stepPositionsMultiDof, unit time) and, for rigid bodies,
-//     a translation and rotation of the centre-of-mass transform. No velocity
-//     changes; otherwise the base solver's Baumgarte push would turn the
-//     overlap into kinetic energy next step.
-//   * Routh's tangent rows use the same Jacobian routine with tangent
-//     directions t1 (along the mid-step slip, else btPlaneSpace1), t2 = n̂×t1.
+// ── Deviations and limitations (reasons: docs/multibody_adapter.md) ─────────
+//   * Kinematic links are not special-cased; rows with no free coordinate
+//     are dropped (kZeroRowTolerance).
+//   * An outcome with a coordinate beyond btMultiBody::
+//     getMaxCoordinateVelocity() (Bullet would clamp it) is not written:
+//     the cluster falls back ("Never fail the host").
+//   * Overlaps the outcome leaves closed are removed at position level in
+//     the impact step, q ⊕ M⁻¹_G Jᵀμ with the least μ ≥ 0, W μ ≥ depth
+//     (core/separation.h, shared with the rigid adapter), through
+//     btMultiBody::stepPositionsMultiDof; no velocity changes.
+//   * Routh's tangent rows: t1 along the mid-step slip, else btPlaneSpace1's
+//     frame; t2 = n̂ × t1.
 #pragma once
 
 #include <simpact/bullet/impact_solver.h>
