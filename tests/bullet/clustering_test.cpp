@@ -180,7 +180,7 @@ TEST(StrikeRule, LeastRestitutionOfTheStrikingPoints) {
   EXPECT_FALSE(impact);
   internal::note_strike(-1.0, threshold, fast_lively, impact, restitution);
   EXPECT_TRUE(impact);
-  EXPECT_DOUBLE_EQ(restitution, 0.9);
+  EXPECT_DOUBLE_EQ(restitution, double(btScalar(0.9)));
   internal::note_strike(-0.5, threshold, fast_dull, impact, restitution);
   EXPECT_DOUBLE_EQ(restitution, double(btScalar(0.4)));
   internal::note_strike(-0.001, threshold, slow_dead, impact, restitution);
