@@ -297,6 +297,11 @@ double relative_normal_velocity(const btManifoldPoint& p, const btRigidBody* a, 
   return to_eigen(p.m_normalWorldOnB).dot(at(a, p.getPositionWorldOnA()) - at(b, p.getPositionWorldOnB()));
 }
 
+// The body pair of a point, lower address first (Impl::rested).
+Impl::BodyPair body_pair(const Impl::Point& p) {
+  return {std::min(p.object_a, p.object_b), std::max(p.object_a, p.object_b)};
+}
+
 // Point c of `manifold` as a candidate point of the batch, at relative
 // normal velocity u.
 Impl::Point manifold_point(btPersistentManifold* manifold, int c, double u) {
@@ -363,17 +368,23 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
 // 2. Clusters: contacts and joints between dynamic bodies, in
 // s.clusters.members / s.clusters.points by root (the lowest body index).
 // Joints may pull in dynamic bodies that touch nothing (a pendulum's arm).
-struct BodyGraph {  // internal::build_clusters' view of the batch
+// internal::build_clusters' view of the batch: every point of s.points, or
+// only those of `ids` (the rested points, separate_rested_overlaps).
+struct BodyGraph {
   Impl& s;
+  const std::vector<int>* ids = nullptr;
   int num_nodes() const { return static_cast<int>(s.bodies.size()); }
   int node(const btRigidBody* body) const {
     const auto it = s.index.find(body);
     return it == s.index.end() ? -1 : it->second;
   }
   void add(btRigidBody* body) { s.index_of(body); }
-  int num_points() const { return static_cast<int>(s.points.size()); }
-  int end_a(int k) const { return s.points[static_cast<size_t>(k)].a; }
-  int end_b(int k) const { return s.points[static_cast<size_t>(k)].b; }
+  int num_points() const { return static_cast<int>(ids != nullptr ? ids->size() : s.points.size()); }
+  const Impl::Point& point(int k) const {
+    return s.points[static_cast<size_t>(ids != nullptr ? (*ids)[static_cast<size_t>(k)] : k)];
+  }
+  int end_a(int k) const { return point(k).a; }
+  int end_b(int k) const { return point(k).b; }
 };
 
 int build_clusters(Impl& s, btTypedConstraint** constraints, int num_constraints) {
@@ -750,7 +761,7 @@ bool apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<i
   for (int r = 0; r < m; ++r) {
     if (rows.normals.row(r).dot(after) + rows.offsets[r] > threshold) continue;  // left separating
     const Impl::Point& p = s.points[ids[r]];
-    s.rested_next.emplace_back(std::min(p.object_a, p.object_b), std::max(p.object_a, p.object_b));
+    s.rested_next.push_back(body_pair(p));
   }
   return true;
 }
@@ -1223,20 +1234,6 @@ void resolve_cluster_safely(Impl& s, const ImpactSolverConfig& config, ImpactSol
 // resting pile no impact touched keeps Bullet's own correction (split
 // impulse for every penetration makes a 5-box stack creep 9× more,
 // impact_solver.h, split_impulse_for_all_penetrations).
-struct RestedGraph {  // internal::build_clusters' view of the rested points
-  Impl& s;
-  const std::vector<int>& ids;
-  int num_nodes() const { return static_cast<int>(s.bodies.size()); }
-  int node(const btRigidBody* body) const {
-    const auto it = s.index.find(body);
-    return it == s.index.end() ? -1 : it->second;
-  }
-  void add(btRigidBody* body) { s.index_of(body); }
-  int num_points() const { return static_cast<int>(ids.size()); }
-  int end_a(int k) const { return s.points[static_cast<size_t>(ids[static_cast<size_t>(k)])].a; }
-  int end_b(int k) const { return s.points[static_cast<size_t>(ids[static_cast<size_t>(k)])].b; }
-};
-
 void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_constraints,
                               const btContactSolverInfo& info) {
   if (s.rested.empty() || s.all_failed) return;
@@ -1247,8 +1244,7 @@ void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_
   for (int id = 0; id < static_cast<int>(s.points.size()); ++id) {
     Impl::Point& p = s.points[static_cast<size_t>(id)];
     if (p.manifold == nullptr || !(p.point->getDistance() < 0)) continue;
-    const Impl::BodyPair pair{std::min(p.object_a, p.object_b), std::max(p.object_a, p.object_b)};
-    if (!std::binary_search(s.rested.begin(), s.rested.end(), pair)) continue;
+    if (!std::binary_search(s.rested.begin(), s.rested.end(), body_pair(p))) continue;
     p.a = s.index_of(p.body_a);
     p.b = s.index_of(p.body_b);
     if (flagged(s.resolved, p.a) || flagged(s.resolved, p.b) || flagged(s.failed, p.a) ||
@@ -1257,7 +1253,7 @@ void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_
     ids.push_back(id);
   }
   if (ids.empty()) return;
-  RestedGraph graph{s, ids};
+  BodyGraph graph{s, &ids};
   internal::build_clusters(graph, constraints, num_constraints, s.rested_clusters);
   const internal::Clusters& groups = s.rested_clusters;
   s.local.assign(s.bodies.size(), -1);
@@ -1292,7 +1288,7 @@ void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_
       const Impl::Point& p = s.points[group_ids[r]];
       p.point->m_distance1 = keep_rest ? btScalar(-std::max(0.0, rest[r])) : btScalar(0);
       if (!keep_rest && rest[r] > simpact::internal::kSeparationConvergence * depth.maxCoeff())
-        s.rested_next.emplace_back(std::min(p.object_a, p.object_b), std::max(p.object_a, p.object_b));
+        s.rested_next.push_back(body_pair(p));
     }
   }
 }
