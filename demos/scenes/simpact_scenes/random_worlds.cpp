@@ -1012,6 +1012,44 @@ std::vector<Link> draw_links(Rng& rng, const Eigen::Vector3d& root, bool elastic
   return links;
 }
 
+// FNV-1a over the bytes of every multibody's base pose, base velocities
+// and joint positions and velocities, and every rigid body's transform and
+// velocities: a per-step fingerprint (trace) that shows a refactor changed
+// nothing, bit for bit.
+std::uint64_t multibody_world_digest(btMultiBodyDynamicsWorld& world) {
+  std::uint64_t hash = 1469598103934665603ull;
+  const auto add = [&](const void* data, std::size_t bytes) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ull;
+  };
+  const auto add_vector = [&](const btVector3& v) {
+    for (int i = 0; i < 3; ++i) {
+      const btScalar x = v[i];
+      add(&x, sizeof x);
+    }
+  };
+  for (int m = 0; m < world.getNumMultibodies(); ++m) {
+    const btMultiBody& mb = *world.getMultiBody(m);
+    add_vector(mb.getBasePos());
+    add_vector(mb.getBaseVel());
+    add_vector(mb.getBaseOmega());
+    for (int link = 0; link < mb.getNumLinks(); ++link) {
+      const btScalar q = mb.getJointPos(link), qd = mb.getJointVel(link);
+      add(&q, sizeof q);
+      add(&qd, sizeof qd);
+    }
+  }
+  const btCollisionObjectArray& objects = world.getCollisionObjectArray();
+  for (int i = 0; i < objects.size(); ++i) {
+    add_vector(objects[i]->getWorldTransform().getOrigin());
+    if (const btRigidBody* body = btRigidBody::upcast(objects[i])) {
+      add_vector(body->getLinearVelocity());
+      add_vector(body->getAngularVelocity());
+    }
+  }
+  return hash;
+}
+
 bool finite_multibody_world(btMultiBodyDynamicsWorld& world) {
   for (int m = 0; m < world.getNumMultibodies(); ++m) {
     const btMultiBody& mb = *world.getMultiBody(m);
@@ -1195,8 +1233,8 @@ FuzzWorldResult run_fuzz_multibody_world(std::uint64_t seed, std::int64_t index,
   int step = 0;
   auto on_impact = [&](const bullet::MultiBodyImpactReport& report) {
     const double gain = relative_gain(report.energy_before, report.energy_after, tolerance);
-    if (gain <= 0.0) return;
-    if (options.verbose) {
+    if (gain <= 0.0 && !options.trace) return;
+    if (options.verbose || options.trace) {
       std::fprintf(stderr,
                    "  step %d: impact gains %.3g relative: law %s, status %d, %zu multibodies, %zu "
                    "rigid, %zu contacts, R %.3g, energy %.17g -> %.17g%s%s\n",
@@ -1205,6 +1243,7 @@ FuzzWorldResult run_fuzz_multibody_world(std::uint64_t seed, std::int64_t index,
                    report.energy_before, report.energy_after, report.message.empty() ? "" : ": ",
                    report.message.c_str());
     }
+    if (gain <= 0.0) return;
     ++result.impact_gains;
     result.worst_impact_gain = std::max(result.worst_impact_gain, gain);
     if (result.first_gain_step < 0) result.first_gain_step = step;
@@ -1231,6 +1270,9 @@ FuzzWorldResult run_fuzz_multibody_world(std::uint64_t seed, std::int64_t index,
         break;
       }
       ++result.steps;
+      if (options.trace)
+        std::fprintf(stderr, "  step %d (ours): state digest %016llx\n", step,
+                     static_cast<unsigned long long>(multibody_world_digest(world->dynamics_world())));
       if (!finite_multibody_world(world->dynamics_world())) {
         result.non_finite = true;
         result.non_finite_step = step;
