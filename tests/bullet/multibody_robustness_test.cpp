@@ -238,8 +238,8 @@ TEST_P(LinkJointStrike, ExactElasticOutcomeWithTheLinksEffectiveMass) {
   // Stable ids (the pointers are valid only inside the callback).
   ASSERT_EQ(reports[0].multibody_ids.size(), 1u);
   EXPECT_EQ(world.dynamics_world().getMultiBody(reports[0].multibody_ids[0]), scene.mb);
-  ASSERT_EQ(reports[0].rigid_body_ids.size(), 1u);
-  EXPECT_EQ(reports[0].rigid_body_ids[0], sphere->getWorldArrayIndex());
+  ASSERT_EQ(reports[0].body_ids.size(), 1u);
+  EXPECT_EQ(reports[0].body_ids[0], sphere->getWorldArrayIndex());
   EXPECT_EQ(world.impact_solver()->stats().impacts, 1);
   EXPECT_EQ(world.impact_solver()->stats().fallbacks_to_base, 0);
   EXPECT_TRUE(finite_state(*scene.mb));
@@ -688,7 +688,7 @@ TEST(MultiBodyCoupling, JointedRigidPartnerStrikesAsOneMassAndItsDriftIsRemoved)
     world.dynamics_world().removeConstraint(&joint);
     ASSERT_EQ(reports.size(), 1u);
     EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kPropagative);
-    EXPECT_EQ(reports[0].rigid_bodies.size(), 2u);
+    EXPECT_EQ(reports[0].bodies.size(), 2u);
     const double m = scene.m_eff, M = 2 * kBallMass, u = 0.5 * drift;
     const double bob = ((m - M) * kSpeed + 2 * M * u) / (m + M);
     const double pair = (2 * m * kSpeed + (M - m) * u) / (m + M);

@@ -231,7 +231,7 @@ TEST(MultiBodyImpact, PendulumBobStrikesFreeRigidSphere) {
   world.step(kStep);
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(reports[0].multibodies.size(), 1u);
-  EXPECT_EQ(reports[0].rigid_bodies.size(), 1u);
+  EXPECT_EQ(reports[0].bodies.size(), 1u);
   const double inertia = m * length * length + 0.4 * m * r * r;  // about the pivot
   const double m_eff = inertia / (length * length);
   const double omega_after = omega * (m_eff - sphere.mass) / (m_eff + sphere.mass);

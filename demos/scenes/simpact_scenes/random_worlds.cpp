@@ -1239,7 +1239,7 @@ FuzzWorldResult run_fuzz_multibody_world(std::uint64_t seed, std::int64_t index,
                    "  step %d: impact gains %.3g relative: law %s, status %d, %zu multibodies, %zu "
                    "rigid, %zu contacts, R %.3g, energy %.17g -> %.17g%s%s\n",
                    step, gain, bullet::to_string(report.law), int(report.status), report.multibodies.size(),
-                   report.rigid_bodies.size(), report.contacts.size(), report.restitution,
+                   report.bodies.size(), report.contacts.size(), report.restitution,
                    report.energy_before, report.energy_after, report.message.empty() ? "" : ": ",
                    report.message.c_str());
     }

@@ -1,5 +1,6 @@
 #include <simpact/bullet/impact_solver.h>
 
+#include "bullet/cluster_stages.h"
 #include "bullet/clustering.h"
 #include "bullet/joint_rows.h"
 #include "bullet/proximity.h"
@@ -202,25 +203,17 @@ struct ImpactSolver::Impl {
     double u = 0.0;      // relative normal velocity, > 0 separating
   };
 
-  // One cluster's rows and velocities (cluster layout, impact_solver.h),
-  // reused from cluster to cluster.
-  struct Rows {
+  // One cluster's rows and velocities (cluster layout, impact_solver.h):
+  // the law's rows (internal::LawRows; `admissible` is v_a, the
+  // joint-admissible part of v* that the law resolves, impact_solver.h
+  // stage 3, v* itself without joints) and what the rigid adapter keeps
+  // besides; reused from cluster to cluster.
+  struct Rows : internal::LawRows {
     int k = 0, m = 0;
-    Eigen::MatrixXd inverse_mass;  // joint-constrained when joints bind the cluster
-    Eigen::VectorXd velocity;      // v*, mid-step
-    Eigen::VectorXd pre_force;     // v, without this step's forces
-    Eigen::MatrixXd normals;
-    Eigen::VectorXd offsets;
-    // Routh laws only:
-    Eigen::MatrixXd tangents;         // 2m × 6k, rows 2r, 2r+1 of contact r
-    Eigen::VectorXd tangent_offsets;  // 2m
-    Eigen::VectorXd friction;         // m
-    std::vector<Eigen::Vector3d> t1, t2;
+    Eigen::VectorXd velocity;       // v*, mid-step
+    Eigen::VectorXd pre_force;      // v, without this step's forces
     Eigen::MatrixXd joint_rows;     // G, bilateral joint rows on the cluster
     Eigen::VectorXd joint_offsets;  // c: G v + c = 0 keeps the joints
-    // v_a, the joint-admissible part of v* that the law resolves
-    // (impact_solver.h, stage 3); v* itself without joints.
-    Eigen::VectorXd admissible;
   };
 
   std::vector<btRigidBody*> bodies;
@@ -232,10 +225,11 @@ struct ImpactSolver::Impl {
   // the base solver with Bullet's restitution (impact_solver.h, "Failures").
   std::vector<char> failed;
   bool all_failed = false;  // the whole batch is the base solver's, restitution on
-  // Restitutions muted for the base solve, restored right after it.
-  std::vector<std::pair<btManifoldPoint*, btScalar>> muted;
+  // What the base solve sees differently (hidden points, muted
+  // restitutions), given back right after it.
+  internal::BaseSolverHandoff handoff;
   // Points an impact resolved that the base solver must not see in this
-  // call (hide_resolved_points), and the manifolds' true point counts.
+  // call (hide_resolved_points, through the hand-off).
   std::vector<int> hidden;
   // The batch's manifolds (solveGroup's arguments) and, per body, the root
   // of the complete cluster it belongs to (−1: none), for
@@ -251,18 +245,8 @@ struct ImpactSolver::Impl {
   // and keeps a pile that a plastic impact left resting at rest, which a
   // hidden point would leave to drift into a new impact next step.
   bool hide_complete = false;
-  std::vector<std::pair<btPersistentManifold*, int>> hidden_counts;
-  // The swaps that moved them there (manifold, index, last), undone in
-  // reverse after the base solve so the manifolds keep their point order.
-  struct Swap {
-    btPersistentManifold* manifold;
-    int index, last;
-  };
-  std::vector<Swap> hidden_swaps;
   Rows rows;
-  PropagativeSolver solver;
-  PropagativeSolver enumerator;
-  std::uint64_t impact_counter = 0;
+  internal::LawState law;  // the laws' solvers and kRandom counter
   std::uint64_t steps = 0;  // allSolved calls: the Routh seeds' step count
   internal::TouchingPoints touching;  // synthetic points of this batch (proximity.h)
   // Body pairs (lower address first) of the contacts an impact left closed
@@ -397,17 +381,11 @@ int build_clusters(Impl& s, btTypedConstraint** constraints, int num_constraints
   return s.clusters.num_nodes;
 }
 
-// 3. Whether a cluster is an impact, its threshold, restitution and friction.
-struct ClusterInfo {
-  bool impact = false;
-  double threshold = 0.0;
-  double restitution = 1.0;
-  bool frictional = false;  // some contact has μ > 0
-};
-
-ClusterInfo classify(Impl& s, const ImpactSolverConfig& config, const std::vector<int>& members,
-                     const std::vector<int>& ids, double h) {
-  // Cluster-local body numbers; only members' entries of `local` are read.
+// 3. Plan (cluster_stages.h): whether a cluster is an impact, its
+// threshold, restitution, friction and law. Also writes the members'
+// cluster-local numbers into s.local (only members' entries are read).
+internal::ClusterPlan plan(Impl& s, const ImpactSolverConfig& config, const std::vector<int>& members,
+                           const std::vector<int>& ids, double h) {
   std::vector<int>& local = s.local;
   local.resize(s.bodies.size());
   double gravity = 0.0;
@@ -415,63 +393,10 @@ ClusterInfo classify(Impl& s, const ImpactSolverConfig& config, const std::vecto
     local[members[j]] = j;
     gravity = std::max(gravity, largest_gravity({s.bodies[members[j]]}));
   }
-  ClusterInfo info;
-  info.threshold = impact_threshold(config, gravity, h);
-  for (const int id : ids) {
-    const auto& p = s.points[id];
-    info.frictional = info.frictional || p.point->m_combinedFriction > 0;
-    internal::note_strike(p.u, info.threshold, *p.point, info.impact, info.restitution);
-  }
-  info.restitution = std::clamp(info.restitution, 0.0, 1.0);
-  return info;
-}
-
-// The law a cluster gets (impact_solver.h, "Laws" and "Cluster cap").
-enum class Applied { kNone, kPropagative, kRouth, kBlend, kBaseSolver };
-
-struct Decision {
-  Applied law = Applied::kNone;
-  bool oversized = false;  // a Routh law was due but the cluster is over the cap
-};
-
-Decision decide(const ImpactSolverConfig& config, const ClusterInfo& info, int contacts) {
-  const auto propagative = [&]() {
-    return info.restitution == 0.0 && !config.resolve_plastic_impacts ? Applied::kNone
-                                                                      : Applied::kPropagative;
-  };
-  Decision d;
-  switch (config.law) {
-    case ImpactLaw::kPropagative:
-      d.law = propagative();
-      return d;
-    case ImpactLaw::kRouth:
-      d.law = Applied::kRouth;
-      break;
-    case ImpactLaw::kAuto:
-      if (!info.frictional || info.restitution == 1.0) {
-        d.law = propagative();
-        return d;
-      }
-      d.law = info.restitution == 0.0 ? Applied::kRouth : Applied::kBlend;
-      break;
-  }
-  if (contacts > config.routh.max_contacts) {
-    d.oversized = true;
-    d.law = config.law == ImpactLaw::kAuto && info.restitution > 0.0 ? Applied::kPropagative
-                                                                       : Applied::kBaseSolver;
-  }
-  return d;
-}
-
-AppliedLaw law_name(Applied law) {
-  switch (law) {
-    case Applied::kPropagative: return AppliedLaw::kPropagative;
-    case Applied::kRouth: return AppliedLaw::kRouth;
-    case Applied::kBlend: return AppliedLaw::kRouthRestitution;
-    case Applied::kNone:
-    case Applied::kBaseSolver: break;
-  }
-  return AppliedLaw::kBaseSolver;
+  internal::ClusterPlan plan(impact_threshold(config, gravity, h));
+  for (const int id : ids) plan.add(s.points[id].u, *s.points[id].point);
+  internal::decide_law(config, static_cast<int>(ids.size()), plan);
+  return plan;
 }
 
 // The seed of a cluster's Routh sample (impact_solver.h, "Seeds").
@@ -485,7 +410,7 @@ std::uint64_t routh_seed(const Impl& s, const ImpactSolverConfig& config,
 // The cluster-local index of `body`, or −1 when it is not a member of the
 // cluster of `members`: static, kinematic, or a dynamic body of the batch
 // that belongs to another cluster. s.local holds valid entries only for the
-// members (classify writes them), so membership is checked against
+// members (plan writes them), so membership is checked against
 // `members` itself; a stale entry of another cluster never leaks out.
 int cluster_index(const Impl& s, const std::vector<int>& members, const btRigidBody* body) {
   const auto it = s.index.find(body);
@@ -644,27 +569,10 @@ void assemble(Impl& s, const std::vector<int>& members, const std::vector<int>& 
   }
 }
 
+// Rows and the rigid adapter's own velocities are finite.
 bool rows_finite(const Impl::Rows& rows, bool tangents) {
-  bool finite = rows.velocity.allFinite() && rows.admissible.allFinite() &&
-                rows.pre_force.allFinite() && rows.inverse_mass.allFinite() &&
-                rows.normals.allFinite() && rows.offsets.allFinite();
-  if (tangents)
-    finite = finite && rows.tangents.allFinite() && rows.tangent_offsets.allFinite() &&
-             rows.friction.allFinite();
-  return finite;
+  return rows.finite(tangents) && rows.velocity.allFinite() && rows.pre_force.allFinite();
 }
-
-// The law resolves the joint-admissible part v_a of v* (impact_solver.h,
-// stage 3).
-FrictionalProblem frictional_problem(const Impl::Rows& rows, const RouthSettings& settings) {
-  return internal::frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.admissible,
-                                      rows.friction, rows.offsets, rows.tangent_offsets,
-                                      settings.cone_directions);
-}
-
-// The problem is assembled here from Bullet's state (finite inputs are
-// checked by rows_finite); validation would re-check our own assembly.
-using internal::routh_parameters;
 
 // Displaces a body by a 6-vector [Δx, Δθ] (rotation vector, world frame).
 // Its velocities are kept; for an anisotropic body a turn Δθ changes the
@@ -911,38 +819,13 @@ void add_touching_points(Impl& s, const ImpactSolverConfig& config, btPersistent
   }
 }
 
-// Policy time_of_impact inside Bullet: the order in which the contacts'
-// gaps close during the step (proximity.h, "time_of_impact hints"), from
-// each row's distance and its relative normal velocity at v*.
-Eigen::VectorXd time_of_impact_hints(const Impl& s, const std::vector<int>& ids) {
-  const Impl::Rows& rows = s.rows;
-  Eigen::VectorXd distance(rows.m);
-  for (int r = 0; r < rows.m; ++r) distance[r] = double(s.points[ids[r]].point->getDistance());
-  return internal::time_of_impact_hints(distance, rows.normals * rows.admissible + rows.offsets);
-}
-
-// The propagative law on s.rows with restitution R (impact_solver.h, 3–4);
-// with `indeterminacy`, also ξ (policy kAll, one more resolution).
-const ImpactResult& solve_propagative(Impl& s, const ImpactSolverConfig& config,
-                                      const std::vector<int>& ids, double restitution,
-                                      std::optional<double>* indeterminacy = nullptr) {
-  const Impl::Rows& rows = s.rows;
-  ImpactProblem problem = internal::impact_problem(rows.inverse_mass, rows.normals, rows.admissible,
-                                                   rows.offsets, restitution);
-  if (config.policy == OrderPolicy::kTimeOfImpact) problem.time_of_impact = time_of_impact_hints(s, ids);
-  // Validation off: finite inputs are checked by rows_finite. validate()
-  // rejects policy kAll, so the policy is a simulation policy.
-  const PropagativeParameters parameters = internal::propagative_parameters(
-      config.policy, internal::mix_seed(config.seed, s.impact_counter++), config.max_reflections, true);
-  s.solver.set_parameters(parameters);
-  const ImpactResult& result = s.solver.solve(problem);
-  if (indeterminacy != nullptr) {
-    PropagativeParameters all = parameters;
-    all.policy = OrderPolicy::kAll;
-    s.enumerator.set_parameters(all);
-    *indeterminacy = s.enumerator.solve(problem).indeterminacy;
-  }
-  return result;
+// The contacts' distances [m], for policy time_of_impact (proximity.h,
+// "time_of_impact hints").
+Eigen::VectorXd contact_distances(const Impl& s, const std::vector<int>& ids) {
+  Eigen::VectorXd distance(static_cast<Eigen::Index>(ids.size()));
+  for (size_t r = 0; r < ids.size(); ++r)
+    distance[static_cast<Eigen::Index>(r)] = double(s.points[static_cast<size_t>(ids[r])].point->getDistance());
+  return distance;
 }
 
 // Inert contacts (impact_solver.h, stage 3): removes from `ids` the
@@ -982,11 +865,7 @@ enum class Resolution {
   kFailed,    // resolution failed: the base solver's with Bullet's restitution
 };
 
-// Appends `text` to a report's message.
-void add_message(ImpactReport& report, const std::string& text) {
-  if (text.empty()) return;
-  report.message = report.message.empty() ? text : report.message + "; " + text;
-}
+using internal::add_message;
 
 // 3–4. Resolves the cluster of `members` (bodies) and `ids_in` (its points)
 // if one of its contacts strikes; fills `report`. Writes to bodies only on
@@ -998,40 +877,27 @@ Resolution resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolv
                            const btContactSolverInfo& info, ImpactReport& report) {
   const double h = double(info.m_timeStep);
   std::vector<int> ids = ids_in;
-  ClusterInfo cluster = classify(s, config, members, ids, h);
-  if (!cluster.impact) return Resolution::kNone;
-  Decision decision = decide(config, cluster, static_cast<int>(ids.size()));
-  if (decision.law == Applied::kNone) return Resolution::kNone;  // the base solver's
-
-  report.restitution = cluster.restitution;
-  report.law = report.attempted_law = law_name(decision.law);
-  if (decision.oversized) {
-    ++stats.routh_oversized;
-    report.message = "cluster of " + std::to_string(ids.size()) + " contacts exceeds routh.max_contacts = " +
-                     std::to_string(config.routh.max_contacts) + ": " +
-                     (decision.law == Applied::kBaseSolver
-                          ? "left to the base solver"
-                          : "resolved by the propagative law, its friction left to the base solver");
-  }
-  if (decision.law == Applied::kBaseSolver) {
+  // Plan.
+  internal::ClusterPlan cluster = plan(s, config, members, ids, h);
+  if (cluster.law == internal::PlannedLaw::kNone) return Resolution::kNone;  // the base solver's
+  internal::report_plan(config, cluster, static_cast<int>(ids.size()), stats, report);
+  if (cluster.law == internal::PlannedLaw::kBaseSolver) {
     for (const int id : ids) report.contacts.push_back(report_contact(s.points[id], -s.points[id].u));
     return Resolution::kReported;
   }
 
-  bool routh = decision.law == Applied::kRouth || decision.law == Applied::kBlend;
-  assemble<false>(s, members, ids, constraints, num_constraints, info, routh);
+  // Assemble; inert contacts leave and the cluster is planned again.
+  assemble<false>(s, members, ids, constraints, num_constraints, info, cluster.routh());
   const int inert = drop_inert_contacts(s, ids);
   if (inert > 0) {
     stats.inert_contacts += inert;
     if (ids.empty()) return Resolution::kNone;
-    cluster = classify(s, config, members, ids, h);
-    if (!cluster.impact) return Resolution::kNone;
-    decision = decide(config, cluster, static_cast<int>(ids.size()));
-    if (decision.law == Applied::kNone || decision.law == Applied::kBaseSolver) return Resolution::kNone;
+    cluster = plan(s, config, members, ids, h);
+    if (cluster.law == internal::PlannedLaw::kNone || cluster.law == internal::PlannedLaw::kBaseSolver)
+      return Resolution::kNone;
     report.restitution = cluster.restitution;
-    report.law = report.attempted_law = law_name(decision.law);
-    routh = decision.law == Applied::kRouth || decision.law == Applied::kBlend;
-    assemble<false>(s, members, ids, constraints, num_constraints, info, routh);
+    report.law = report.attempted_law = cluster.applied();
+    assemble<false>(s, members, ids, constraints, num_constraints, info, cluster.routh());
     add_message(report, std::to_string(inert) +
                             " inert contact(s) (effective inverse mass below kInertContactTolerance) "
                             "left to the base solver");
@@ -1042,83 +908,30 @@ Resolution resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolv
     const double u = rows.normals.row(r).dot(rows.admissible) + rows.offsets[r];  // as resolved
     report.contacts.push_back(report_contact(s.points[ids[r]], -u));
   }
-  if (!rows_finite(rows, routh)) {
+  if (!rows_finite(rows, cluster.routh())) {
     report.status = Status::kInfeasible;
     add_message(report, "non-finite body state, metric or contact rows");
     return Resolution::kFailed;
   }
+
+  // Resolve.
   ++stats.impacts;  // handed to a law (ImpactStats::impacts)
   report.energy_before = cluster_kinetic_energy(s, members, rows.velocity);
-  // v_g, the joint-violating part, is added back unchanged.
-  const Eigen::VectorXd violating = rows.velocity - rows.admissible;
-  Eigen::VectorXd after;
-  if (!routh) {
-    const ImpactResult& result = solve_propagative(s, config, ids, cluster.restitution,
-                                                   config.compute_indeterminacy ? &report.indeterminacy : nullptr);
-    stats.reflections += result.reflections;
-    report.status = result.status;
-    add_message(report, result.message);
-    if (result.status != Status::kSuccess) {
-      ++stats.fallbacks;
-      return Resolution::kFailed;
-    }
-    const auto& outcome = result.outcomes.at(0);
-    after = outcome.velocity + violating;
-    report.sequence = outcome.sequence;
-    for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = outcome.impulses[r];
-  } else {
-    report.sample_seed = routh_seed(s, config, members);
-    const RouthSampler sampler(frictional_problem(rows, config.routh),
-                               routh_parameters(config.routh, report.sample_seed));
-    report.step = sampler.step();
-    const FrictionalResult sample = sampler.sample(0);
-    report.status = sample.status;
-    add_message(report, sample.message);
-    if (sample.outcomes.empty()) {
-      if (report.status == Status::kSuccess) report.status = Status::kInfeasible;
-      add_message(report, "Routh sample has no outcome");
-      ++stats.fallbacks;
-      return Resolution::kFailed;
-    }
-    const FrictionalOutcome& outcome = sample.outcomes[0];
-    report.lcps = outcome.lcps;
-    report.terminated = outcome.terminated;
-    report.finished_by_fallback = outcome.finished_by_fallback;
-    ++stats.routh_impacts;
-    stats.routh_lcps += outcome.lcps;
-    if (sample.status != Status::kSuccess) {
-      ++stats.fallbacks;
-      return Resolution::kFailed;
-    }
-    // Auto's blend for frictional 0 < R < 1 (impact_solver.h, "Laws").
-    const double alpha = decision.law == Applied::kBlend ? cluster.restitution : 0.0;
-    after = outcome.velocity;
-    const ImpactResult* elastic = nullptr;
-    if (alpha > 0.0) {
-      elastic = &solve_propagative(s, config, ids, 1.0);
-      stats.reflections += elastic->reflections;
-      if (elastic->status != Status::kSuccess) {
-        ++stats.fallbacks;
-        report.status = elastic->status;
-        add_message(report, std::string("elastic part of the blend: ") + elastic->message);
-        return Resolution::kFailed;
-      }
-      after = alpha * elastic->outcomes.at(0).velocity + (1.0 - alpha) * outcome.velocity;
-      report.sequence = elastic->outcomes[0].sequence;
-    }
-    after += violating;
-    for (int r = 0; r < m; ++r) {
-      ImpactReport::Contact& contact = report.contacts[static_cast<size_t>(r)];
-      const size_t rr = static_cast<size_t>(r);
-      contact.impulse = (1.0 - alpha) * outcome.normal_impulses[r] +
-                        (elastic != nullptr ? alpha * elastic->outcomes[0].impulses[r] : 0.0);
-      contact.tangent1 = to_bullet(rows.t1[rr]);
-      contact.tangent2 = to_bullet(rows.t2[rr]);
-      contact.friction_impulse =
-          to_bullet((1.0 - alpha) * (outcome.tangential_impulses[2 * r] * rows.t1[rr] +
-                                     outcome.tangential_impulses[2 * r + 1] * rows.t2[rr]));
-    }
+  internal::LawInputs inputs;
+  Eigen::VectorXd distances;
+  if (config.policy == OrderPolicy::kTimeOfImpact) {
+    distances = contact_distances(s, ids);
+    inputs.distances = &distances;
   }
+  if (cluster.routh()) inputs.routh_seed = routh_seed(s, config, members);
+  inputs.compute_indeterminacy = config.compute_indeterminacy;
+  Eigen::VectorXd after;
+  if (!internal::resolve_law(rows, cluster, config, inputs, s.law, stats, report, after))
+    return Resolution::kFailed;
+  // v_g, the joint-violating part, is added back unchanged.
+  after += rows.velocity - rows.admissible;
+  const bool routh = cluster.routh();
+
   // In the metric the law used: the configuration before the position-level
   // separation (move_body).
   report.energy_after = cluster_kinetic_energy(s, members, after);
@@ -1155,20 +968,10 @@ Resolution resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolv
   // potential energy at every bounce (a ball that reaches the ground between
   // two steps would climb higher each time). Collision detection recomputes
   // the distance next step.
-  for (const int id : ids) internal::forget_warm_start_and_overlap(*s.points[id].point);
+  for (const int id : ids) internal::BaseSolverHandoff::forget(*s.points[id].point);
   if (complete)
     for (const int j : members) s.complete_root[static_cast<size_t>(j)] = members.front();
   return Resolution::kResolved;
-}
-
-// Calls on_impact; an exception from the host's callback never escapes.
-void notify(const ImpactSolverConfig& config, ImpactSolverStats& stats, const ImpactReport& report) {
-  if (!config.on_impact) return;
-  try {
-    config.on_impact(report);
-  } catch (...) {
-    ++stats.callback_exceptions;
-  }
 }
 
 // resolve_cluster under the "Failures" rules (impact_solver.h): nothing
@@ -1200,23 +1003,16 @@ void resolve_cluster_safely(Impl& s, const ImpactSolverConfig& config, ImpactSol
     s.hidden.resize(hidden_before);
     if (s.failed.size() < s.bodies.size()) s.failed.resize(s.bodies.size(), 0);
     for (const int j : members) s.failed[static_cast<size_t>(j)] = 1;
-    ++stats.fallbacks_to_base;
-    report.fallback_to_base = true;
-    report.law = AppliedLaw::kBaseSolver;
-    if (report.status == Status::kSuccess) report.status = Status::kInfeasible;
-    add_message(report, std::string("cluster handed to the base solver with Bullet's restitution (") +
-                            to_string(report.attempted_law) + " failed)");
-    report.sequence.clear();
-    report.contacts.clear();
-    for (const int id : ids) report.contacts.push_back(report_contact(s.points[id], -s.points[id].u));
-    report.energy_after = report.energy_before;
+    std::vector<ImpactReport::Contact> contacts;
+    for (const int id : ids) contacts.push_back(report_contact(s.points[id], -s.points[id].u));
+    internal::mark_fallback(report, std::move(contacts), stats);
   }
   if (!config.on_impact) return;
   for (const int j : members) {
     report.bodies.push_back(s.bodies[j]);
     report.body_ids.push_back(s.bodies[j]->getWorldArrayIndex());
   }
-  notify(config, stats, report);
+  internal::notify(config.on_impact, stats, report);
 }
 
 // 4b. Overlaps of the contacts that the last step's impacts left closed.
@@ -1306,43 +1102,18 @@ void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_
 // left by a plastic impact it has returned impulses that multiplied the
 // body's kinetic energy by 40 (fuzz_worlds seed 21 world 112). So they are
 // moved past the end of their manifold's point list for the base solve and
-// put back right after (restore_hidden_points), in their original order;
+// put back right after (BaseSolverHandoff::restore), in their original order;
 // the manifold itself (and the warm start of its other points) is
 // untouched. Points of clusters bound by joints stay visible: the base
 // solver's joint correction must see the contacts.
 void hide_resolved_points(Impl& s) {
-  s.hidden_counts.clear();
-  s.hidden_swaps.clear();
-  std::sort(s.hidden.begin(), s.hidden.end(), [&](int a, int b) {
-    const auto& pa = s.points[a];
-    const auto& pb = s.points[b];
-    return pa.manifold != pb.manifold ? pa.manifold < pb.manifold : pa.index > pb.index;
-  });
-  for (size_t k = 0; k < s.hidden.size(); ++k) {
-    const auto& p = s.points[s.hidden[k]];
-    if (p.manifold == nullptr) continue;  // synthetic (proximity.h): in no manifold
-    btPersistentManifold* manifold = p.manifold;
-    if (s.hidden_counts.empty() || s.hidden_counts.back().first != manifold)
-      s.hidden_counts.emplace_back(manifold, manifold->getNumContacts());
-    // Highest index first, so every swap partner is still visible.
-    const int last = manifold->getNumContacts() - 1;
-    if (p.index != last) {
-      std::swap(manifold->getContactPoint(p.index), manifold->getContactPoint(last));
-      s.hidden_swaps.push_back({manifold, p.index, last});
-    }
-    manifold->setNumContacts(last);
+  std::vector<std::pair<btPersistentManifold*, int>> points;
+  points.reserve(s.hidden.size());
+  for (const int id : s.hidden) {
+    const Impl::Point& p = s.points[static_cast<size_t>(id)];
+    if (p.manifold != nullptr) points.emplace_back(p.manifold, p.index);  // synthetic: in no manifold
   }
-}
-
-// Undoes hide_resolved_points after the base solve: true point counts, and
-// the swaps in reverse, so each point is back at its index (with what the
-// base solver wrote into the visible ones).
-void restore_hidden_points(Impl& s) {
-  for (const auto& [manifold, count] : s.hidden_counts) manifold->setNumContacts(count);
-  for (auto it = s.hidden_swaps.rbegin(); it != s.hidden_swaps.rend(); ++it)
-    std::swap(it->manifold->getContactPoint(it->index), it->manifold->getContactPoint(it->last));
-  s.hidden_counts.clear();
-  s.hidden_swaps.clear();
+  s.handoff.hide(std::move(points));
 }
 
 void clear_batch(Impl& s) {
@@ -1355,14 +1126,13 @@ void clear_batch(Impl& s) {
 }
 
 // Restitution off for the base solve (impact_solver.h, stage 5): every
-// visible point's m_combinedRestitution is set to 0 (saved in s.muted and
-// restored after the base solve), except on manifolds with a body of a
+// visible point's m_combinedRestitution is set to 0 (by the hand-off, which
+// restores it after the base solve), except on manifolds with a body of a
 // failed cluster. Bullet's restitutionCurve gives r·(−v_n), which is then
 // ≤ 0 and clamped to 0 by the solver exactly as the value 0 that
 // m_restitutionVelocityThreshold = ∞ used to give, so the base solve of
 // every cluster that did not fail is bit-for-bit what it was.
 void mute_restitution(Impl& s, btPersistentManifold** manifolds, int num_manifolds) {
-  s.muted.clear();
   if (s.all_failed) return;
   bool any_failed = false;
   for (const char f : s.failed) any_failed = any_failed || f != 0;
@@ -1376,9 +1146,7 @@ void mute_restitution(Impl& s, btPersistentManifold** manifolds, int num_manifol
     if (any_failed && (failed(manifold->getBody0()) || failed(manifold->getBody1()))) continue;
     for (int c = 0; c < manifold->getNumContacts(); ++c) {
       btManifoldPoint& point = manifold->getContactPoint(c);
-      if (point.m_combinedRestitution == btScalar(0)) continue;
-      s.muted.emplace_back(&point, point.m_combinedRestitution);
-      point.m_combinedRestitution = btScalar(0);
+      s.handoff.mute_restitution(point);
     }
   }
 }
@@ -1415,7 +1183,7 @@ void ImpactSolver::allSolved(const btContactSolverInfo& info, btIDebugDraw* debu
 
 void ImpactSolver::reset() {
   base_->reset();
-  impl_->impact_counter = 0;
+  impl_->law.impact_counter = 0;
   impl_->steps = 0;
   impl_->rested.clear();
   impl_->rested_next.clear();
@@ -1490,9 +1258,7 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
   const btScalar residual = base_->solveGroup(bodies, num_bodies, manifolds, num_manifolds,
                                               constraints, num_constraints, base_info,
                                               debug_drawer, dispatcher);
-  for (const auto& [point, restitution] : s.muted) point->m_combinedRestitution = restitution;
-  s.muted.clear();
-  restore_hidden_points(s);
+  s.handoff.restore();
   return residual;
 }
 
@@ -1546,8 +1312,7 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
     const std::vector<int>& members = s.clusters.members[root];
     const std::vector<int>& ids_in = s.clusters.points[root];
     if (ids_in.empty()) continue;
-    const ClusterInfo first = classify(s, config_, members, ids_in, double(time_step));
-    if (!first.impact) continue;
+    if (!plan(s, config_, members, ids_in, double(time_step)).impact) continue;
     // Inert contacts leave the problem as they do in the step.
     std::vector<int> ids = ids_in;
     assemble<true>(s, members, ids, joints, num_joints, info, true);
@@ -1555,12 +1320,11 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
       if (ids.empty()) continue;
       assemble<true>(s, members, ids, joints, num_joints, info, true);
     }
-    const ClusterInfo cluster = classify(s, config_, members, ids, double(time_step));
+    const internal::ClusterPlan cluster = plan(s, config_, members, ids, double(time_step));
     if (!cluster.impact) continue;
     const int m = static_cast<int>(ids.size());
-    const Decision decision = decide(config_, cluster, m);
     PredictedImpact prediction;
-    prediction.law = law_name(decision.law);
+    prediction.law = cluster.applied();
     prediction.restitution = cluster.restitution;
     prediction.sample_seed = routh_seed(s, config_, members);
     const Impl::Rows& rows = s.rows;
@@ -1584,15 +1348,18 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
     } else if (!rows_finite(rows, true)) {
       prediction.message = "non-finite body state: not sampled";
     } else {
-      const RouthSampler sampler(frictional_problem(rows, config_.routh),
-                                 routh_parameters(config_.routh, prediction.sample_seed));
+      const RouthSampler sampler(
+          internal::frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.admissible,
+                                       rows.friction, rows.offsets, rows.tangent_offsets,
+                                       config_.routh.cone_directions),
+          internal::routh_parameters(config_.routh, prediction.sample_seed));
       prediction.set = sampler.approximate(set);
       prediction.sampled = true;
       prediction.message = prediction.set.message;
       // The step's fallback rule ("Failures"): law routh applies sample 0,
       // and a sample that does not succeed hands the cluster to the base
       // solver.
-      if (decision.law == Applied::kRouth) {
+      if (cluster.law == internal::PlannedLaw::kRouth) {
         const FrictionalResult sample0 = sampler.sample(0);
         if (sample0.status != Status::kSuccess) {
           prediction.law = AppliedLaw::kBaseSolver;

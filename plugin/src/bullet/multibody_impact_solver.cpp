@@ -550,8 +550,8 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
       snapshots = snapshots && found;
       rows.n += free_count(*node.multibody);
     } else {
-      report.rigid_bodies.push_back(node.rigid);
-      report.rigid_body_ids.push_back(node.rigid->getWorldArrayIndex());
+      report.bodies.push_back(node.rigid);
+      report.body_ids.push_back(node.rigid->getWorldArrayIndex());
       rows.n += 6;
     }
   }
@@ -1027,8 +1027,8 @@ void cluster_failed(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBod
     for (const int j : c.members) {
       const Impl::Node& node = s.nodes[j];
       if (node.rigid != nullptr) {
-        report.rigid_bodies.push_back(node.rigid);
-        report.rigid_body_ids.push_back(node.rigid->getWorldArrayIndex());
+        report.bodies.push_back(node.rigid);
+        report.body_ids.push_back(node.rigid->getWorldArrayIndex());
       }
     }
     for (const int id : c.ids) {

@@ -223,46 +223,27 @@ class btRigidBody;
 
 namespace simpact::bullet {
 
-/// One resolved (or deliberately unresolved) impact of MultiBodyImpactSolver.
-/// The POINTERS (multibodies, rigid_bodies, Contact::a, Contact::b) are
-/// valid only inside the on_impact callback: Bullet may delete or move the
-/// objects afterwards. To identify bodies later use the IDS (multibody_ids,
-/// rigid_body_ids, and the contacts' ids as in ImpactReport), plain ints
-/// safe to keep.
-struct MultiBodyImpactReport {
-  std::vector<const btMultiBody*> multibodies;  ///< cluster layout order, then…
-  std::vector<const btRigidBody*> rigid_bodies; ///< …the rigid bodies
+/// One resolved (or deliberately unresolved) impact of MultiBodyImpactSolver:
+/// the rigid adapter's report (ImpactReport, same fields and meanings) plus
+/// the multibody layout. ImpactReport::bodies and body_ids hold the
+/// cluster's dynamic RIGID bodies (after the multibodies in the layout);
+/// the multibodies are listed here. Energies are ½ vᵀ (M⁻¹)⁺ v in the
+/// cluster's metric (mid-step v*, see "Step order"). The POINTERS
+/// (multibodies, bodies, Contact::a, Contact::b) are valid only inside the
+/// on_impact callback: Bullet may delete or move the objects afterwards. To
+/// identify bodies later use the IDS (multibody_ids, body_ids, and the
+/// contacts' ids), plain ints safe to keep.
+struct MultiBodyImpactReport : ImpactReport {
+  std::vector<const btMultiBody*> multibodies;  ///< cluster layout order, then the rigid `bodies`
   /// Index of each multibody in the world's multibody array
   /// (btMultiBodyDynamicsWorld::getMultiBody(i)) at the impact. Same order
   /// as `multibodies`.
   std::vector<int> multibody_ids;
-  /// btCollisionObject::getWorldArrayIndex() of each rigid body (same order).
-  std::vector<int> rigid_body_ids;
   std::vector<int> offsets;  ///< first coordinate of each node's block (multibodies, then rigid)
-  std::vector<ImpactReport::Contact> contacts;
-  /// kPropagative, kRouth or kBaseSolver (not resolved: see
-  /// fallback_to_base; message says why).
-  AppliedLaw law = AppliedLaw::kPropagative;
-  /// The cluster was handed, for this step, to the base solver WITH
-  /// BULLET'S OWN RESTITUTION because its resolution failed or cannot be done
-  /// (header, "Never fail the host"); nothing of the impact phase was
-  /// applied to its bodies. `law` is then kBaseSolver, `status` the law's
-  /// status when the law ran (else kInfeasible), `message` why.
-  bool fallback_to_base = false;
-  /// The law configured for the cluster (kPropagative, kRouth), also
-  /// when it fell back.
-  AppliedLaw attempted_law = AppliedLaw::kPropagative;
-  double restitution = 1.0;
-  std::vector<int> sequence;   ///< propagative: contacts reflected
   Eigen::VectorXd velocity_before;  ///< v*, mid-step, cluster layout
   Eigen::VectorXd velocity_after;   ///< v⁺ (empty when not resolved)
   Eigen::MatrixXd normals;          ///< J (m × n)
   Eigen::VectorXd normal_offsets;   ///< b (m)
-  double energy_before = 0.0;       ///< ½ v*ᵀ (M⁻¹)⁺ v* [J]
-  double energy_after = 0.0;        ///< ½ v⁺ᵀ (M⁻¹)⁺ v⁺ [J]
-  Status status = Status::kSuccess;
-  std::string message;
-  std::uint64_t sample_seed = 0;  ///< Routh only
 };
 
 /// The base multibody solver that runs after the impact phase (header, "The

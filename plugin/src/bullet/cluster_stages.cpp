@@ -1,0 +1,255 @@
+#include "cluster_stages.h"
+
+#include "proximity.h"
+
+#include <simpact/routh.h>
+
+#include <BulletCollision/NarrowPhaseCollision/btPersistentManifold.h>
+
+#include <algorithm>
+
+namespace simpact::bullet::internal {
+
+// ── plan ────────────────────────────────────────────────────────────────────
+
+void ClusterPlan::add(double u, const btManifoldPoint& point) {
+  frictional = frictional || point.m_combinedFriction > 0;
+  note_strike(u, threshold, point, impact, restitution);
+}
+
+AppliedLaw ClusterPlan::applied() const {
+  switch (law) {
+    case PlannedLaw::kPropagative: return AppliedLaw::kPropagative;
+    case PlannedLaw::kRouth: return AppliedLaw::kRouth;
+    case PlannedLaw::kBlend: return AppliedLaw::kRouthRestitution;
+    case PlannedLaw::kNone:
+    case PlannedLaw::kBaseSolver: break;
+  }
+  return AppliedLaw::kBaseSolver;
+}
+
+void decide_law(const ImpactSettings& settings, int contacts, ClusterPlan& plan) {
+  plan.restitution = std::clamp(plan.restitution, 0.0, 1.0);
+  plan.law = PlannedLaw::kNone;
+  plan.oversized = false;
+  if (!plan.impact) return;
+  const PlannedLaw propagative = plan.restitution == 0.0 && !settings.resolve_plastic_impacts
+                                     ? PlannedLaw::kNone
+                                     : PlannedLaw::kPropagative;
+  switch (settings.law) {
+    case ImpactLaw::kPropagative:
+      plan.law = propagative;
+      return;
+    case ImpactLaw::kRouth:
+      plan.law = PlannedLaw::kRouth;
+      break;
+    case ImpactLaw::kAuto:
+      if (!plan.frictional || plan.restitution == 1.0) {
+        plan.law = propagative;
+        return;
+      }
+      plan.law = plan.restitution == 0.0 ? PlannedLaw::kRouth : PlannedLaw::kBlend;
+      break;
+  }
+  if (contacts > settings.routh.max_contacts) {
+    plan.oversized = true;
+    plan.law = settings.law == ImpactLaw::kAuto && plan.restitution > 0.0 ? PlannedLaw::kPropagative
+                                                                          : PlannedLaw::kBaseSolver;
+  }
+}
+
+void report_plan(const ImpactSettings& settings, const ClusterPlan& plan, int contacts,
+                 ImpactStats& stats, ImpactReport& report) {
+  report.restitution = plan.restitution;
+  report.law = report.attempted_law = plan.applied();
+  if (!plan.oversized) return;
+  ++stats.routh_oversized;
+  report.message = "cluster of " + std::to_string(contacts) + " contacts exceeds routh.max_contacts = " +
+                   std::to_string(settings.routh.max_contacts) + ": " +
+                   (plan.law == PlannedLaw::kBaseSolver
+                        ? "left to the base solver"
+                        : "resolved by the propagative law, its friction left to the base solver");
+}
+
+// ── resolve ─────────────────────────────────────────────────────────────────
+
+bool LawRows::finite(bool with_tangents) const {
+  bool ok = admissible.allFinite() && inverse_mass.allFinite() && normals.allFinite() && offsets.allFinite();
+  if (with_tangents) ok = ok && tangents.allFinite() && tangent_offsets.allFinite() && friction.allFinite();
+  return ok;
+}
+
+namespace {
+
+// The propagative law on `rows` with restitution R; with `indeterminacy`,
+// also ξ (policy kAll, one more resolution).
+const ImpactResult& solve_propagative(const LawRows& rows, double restitution, const ImpactSettings& settings,
+                                      const LawInputs& inputs, LawState& state,
+                                      std::optional<double>* indeterminacy) {
+  ImpactProblem problem =
+      impact_problem(rows.inverse_mass, rows.normals, rows.admissible, rows.offsets, restitution);
+  if (settings.policy == OrderPolicy::kTimeOfImpact) {
+    if (inputs.distances == nullptr || inputs.distances->size() != rows.contacts())
+      throw std::invalid_argument("policy time_of_impact: no contact distances for the hints");
+    problem.time_of_impact =
+        time_of_impact_hints(*inputs.distances, rows.normals * rows.admissible + rows.offsets);
+  }
+  // Validation off: the adapters check the rows for finiteness
+  // (LawRows::finite). validate() rejects policy kAll, so the policy is a
+  // simulation policy. The core's energies are not used (the adapters
+  // measure the cluster's own).
+  const PropagativeParameters parameters = propagative_parameters(
+      settings.policy, mix_seed(settings.seed, state.impact_counter++), settings.max_reflections, false);
+  state.solver.set_parameters(parameters);
+  const ImpactResult& result = state.solver.solve(problem);
+  if (indeterminacy != nullptr) {
+    PropagativeParameters all = parameters;
+    all.policy = OrderPolicy::kAll;
+    state.enumerator.set_parameters(all);
+    *indeterminacy = state.enumerator.solve(problem).indeterminacy;
+  }
+  return result;
+}
+
+}  // namespace
+
+bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSettings& settings,
+                 const LawInputs& inputs, LawState& state, ImpactStats& stats, ImpactReport& report,
+                 Eigen::VectorXd& velocity) {
+  const int m = rows.contacts();
+  if (!plan.routh()) {
+    const ImpactResult& result = solve_propagative(
+        rows, plan.restitution, settings, inputs, state,
+        inputs.compute_indeterminacy ? &report.indeterminacy : nullptr);
+    stats.reflections += result.reflections;
+    report.status = result.status;
+    add_message(report, result.message);
+    if (result.status != Status::kSuccess) {
+      ++stats.fallbacks;
+      return false;
+    }
+    const Outcome& outcome = result.outcomes.at(0);
+    velocity = outcome.velocity;
+    report.sequence = outcome.sequence;
+    for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = outcome.impulses[r];
+    return true;
+  }
+  report.sample_seed = inputs.routh_seed;
+  const RouthSampler sampler(frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.admissible,
+                                                rows.friction, rows.offsets, rows.tangent_offsets,
+                                                settings.routh.cone_directions),
+                             routh_parameters(settings.routh, inputs.routh_seed));
+  report.step = sampler.step();
+  const FrictionalResult sample = sampler.sample(0);
+  report.status = sample.status;
+  add_message(report, sample.message);
+  if (sample.outcomes.empty()) {
+    if (report.status == Status::kSuccess) report.status = Status::kInfeasible;
+    add_message(report, "Routh sample has no outcome");
+    ++stats.fallbacks;
+    return false;
+  }
+  const FrictionalOutcome& outcome = sample.outcomes[0];
+  report.lcps = outcome.lcps;
+  report.terminated = outcome.terminated;
+  report.finished_by_fallback = outcome.finished_by_fallback;
+  ++stats.routh_impacts;
+  stats.routh_lcps += outcome.lcps;
+  if (sample.status != Status::kSuccess) {
+    ++stats.fallbacks;
+    return false;
+  }
+  // Auto's blend for frictional 0 < R < 1 (impact_solver.h, "Laws").
+  const double alpha = plan.law == PlannedLaw::kBlend ? plan.restitution : 0.0;
+  velocity = outcome.velocity;
+  const ImpactResult* elastic = nullptr;
+  if (alpha > 0.0) {
+    elastic = &solve_propagative(rows, 1.0, settings, inputs, state, nullptr);
+    stats.reflections += elastic->reflections;
+    if (elastic->status != Status::kSuccess) {
+      ++stats.fallbacks;
+      report.status = elastic->status;
+      add_message(report, std::string("elastic part of the blend: ") + elastic->message);
+      return false;
+    }
+    velocity = alpha * elastic->outcomes.at(0).velocity + (1.0 - alpha) * outcome.velocity;
+    report.sequence = elastic->outcomes[0].sequence;
+  }
+  for (int r = 0; r < m; ++r) {
+    const size_t rr = static_cast<size_t>(r);
+    ImpactReport::Contact& contact = report.contacts[rr];
+    contact.impulse = (1.0 - alpha) * outcome.normal_impulses[r] +
+                      (elastic != nullptr ? alpha * elastic->outcomes[0].impulses[r] : 0.0);
+    contact.tangent1 = to_bullet(rows.t1[rr]);
+    contact.tangent2 = to_bullet(rows.t2[rr]);
+    contact.friction_impulse =
+        to_bullet((1.0 - alpha) * (outcome.tangential_impulses[2 * r] * rows.t1[rr] +
+                                   outcome.tangential_impulses[2 * r + 1] * rows.t2[rr]));
+  }
+  return true;
+}
+
+// ── report ──────────────────────────────────────────────────────────────────
+
+void add_message(ImpactReport& report, const std::string& text) {
+  if (text.empty()) return;
+  report.message = report.message.empty() ? text : report.message + "; " + text;
+}
+
+void mark_fallback(ImpactReport& report, std::vector<ImpactReport::Contact> contacts, ImpactStats& stats) {
+  ++stats.fallbacks_to_base;
+  report.fallback_to_base = true;
+  report.law = AppliedLaw::kBaseSolver;
+  if (report.status == Status::kSuccess) report.status = Status::kInfeasible;
+  add_message(report, std::string("cluster handed to the base solver with Bullet's restitution (") +
+                          to_string(report.attempted_law) + " failed, status " + to_string(report.status) +
+                          ")");
+  report.sequence.clear();
+  report.contacts = std::move(contacts);
+  report.energy_after = report.energy_before;
+}
+
+// ── hand-off ────────────────────────────────────────────────────────────────
+
+void BaseSolverHandoff::hide(std::vector<std::pair<btPersistentManifold*, int>> points) {
+  // Per manifold, highest index first, so every swap partner is still visible.
+  std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second > b.second;
+  });
+  for (const auto& [manifold, index] : points) {
+    const int last = manifold->getNumContacts() - 1;
+    if (index != last) std::swap(manifold->getContactPoint(index), manifold->getContactPoint(last));
+    manifold->setNumContacts(last);
+    Change change;
+    change.manifold = manifold;
+    change.index = index;
+    change.last = last;
+    log_.push_back(change);
+  }
+}
+
+void BaseSolverHandoff::mute_restitution(btManifoldPoint& point) {
+  if (point.m_combinedRestitution == btScalar(0)) return;
+  Change change;
+  change.point = &point;
+  change.restitution = point.m_combinedRestitution;
+  log_.push_back(change);
+  point.m_combinedRestitution = btScalar(0);
+}
+
+void BaseSolverHandoff::restore() noexcept {
+  // Newest first: a restitution muted before a hide is given back after the
+  // swap that moved its point is undone, and one muted after, before.
+  for (auto it = log_.rbegin(); it != log_.rend(); ++it) {
+    if (it->point != nullptr) {
+      it->point->m_combinedRestitution = it->restitution;
+      continue;
+    }
+    it->manifold->setNumContacts(it->last + 1);
+    if (it->index != it->last)
+      std::swap(it->manifold->getContactPoint(it->index), it->manifold->getContactPoint(it->last));
+  }
+  log_.clear();
+}
+
+}  // namespace simpact::bullet::internal

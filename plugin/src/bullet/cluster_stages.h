@@ -1,0 +1,198 @@
+// The stages of the impact pipeline that do not depend on the kind of body,
+// written once for both Bullet adapters (ImpactSolver for rigid bodies,
+// MultiBodyImpactSolver for Featherstone multibodies and the rigid bodies
+// they touch). Each adapter's per-cluster function reads top to bottom as
+//
+//   collect   Bullet's manifold points → candidate points    (adapter)
+//   cluster   union–find over nodes (clustering.h)           (shared)
+//   plan      strike, restitution, friction → the law        (here: ClusterPlan)
+//   assemble  node kinds → LawRows in generalized coordinates (adapter)
+//   resolve   the core law on LawRows → v⁺, impulses, report  (here: resolve_law)
+//   apply     v⁺ and the position-level separation → bodies   (adapter)
+//   hand-off  what the base solver sees of the resolved points (here: BaseSolverHandoff)
+//   report    on_impact, fallbacks                            (here: notify, mark_fallback)
+//
+// Internal to simpact::bullet; never installed.
+#pragma once
+
+#include "clustering.h"
+
+#include <simpact/bullet/impact_solver.h>
+#include <simpact/propagative.h>
+
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <utility>
+#include <vector>
+
+class btManifoldPoint;
+class btPersistentManifold;
+
+namespace simpact::bullet::internal {
+
+// ── plan ────────────────────────────────────────────────────────────────────
+
+/// The law a cluster is planned for (impact_solver.h, "Laws" and "Cluster
+/// cap"): none (not an impact, or a plastic impact left to the base solver
+/// by ImpactSettings::resolve_plastic_impacts), the propagative law, one
+/// Routh sample, auto's blend of Routh and the elastic propagative outcome
+/// (frictional 0 < R < 1), or the base solver (a Routh law due on a
+/// cluster over RouthSettings::max_contacts, reported).
+enum class PlannedLaw { kNone, kPropagative, kRouth, kBlend, kBaseSolver };
+
+/// Whether a cluster is an impact, and what resolves it.
+struct ClusterPlan {
+  bool impact = false;       ///< some point approaches faster than `threshold`
+  double threshold = 0.0;    ///< the cluster's impact threshold [m/s]
+  double restitution = 1.0;  ///< R, smallest m_combinedRestitution of the striking points, in [0, 1]
+  bool frictional = false;   ///< some point has μ > 0
+  PlannedLaw law = PlannedLaw::kNone;
+  bool oversized = false;    ///< a Routh law was due but the cluster is over the cap
+
+  explicit ClusterPlan(double impact_threshold) : threshold(impact_threshold) {}
+  /// Folds in one candidate point: u, its relative normal velocity before
+  /// this step's forces (> 0 separating), and Bullet's point (note_strike;
+  /// μ > 0 makes the cluster frictional).
+  void add(double u, const btManifoldPoint& point);
+  /// Whether the law needs the tangent rows (kRouth, kBlend).
+  bool routh() const { return law == PlannedLaw::kRouth || law == PlannedLaw::kBlend; }
+  /// The law as a report names it (kNone reads as kBaseSolver).
+  AppliedLaw applied() const;
+};
+
+/// After every point is folded in: clamps R to [0, 1] and picks the law
+/// from `settings.law` (ImpactLaw), R, friction and the number of contacts.
+/// A cluster that is not an impact keeps kNone.
+void decide_law(const ImpactSettings& settings, int contacts, ClusterPlan& plan);
+
+/// Fills a report's plan fields (restitution, law, attempted law) and, for
+/// an oversized cluster, counts it (ImpactStats::routh_oversized) and says
+/// which way it went.
+void report_plan(const ImpactSettings& settings, const ClusterPlan& plan, int contacts,
+                 ImpactStats& stats, ImpactReport& report);
+
+// ── resolve ─────────────────────────────────────────────────────────────────
+
+/// The law's view of one cluster in its generalized coordinates (n of
+/// them; m contacts). Sign convention of impact_problem.h: u = J v + b > 0
+/// separates.
+struct LawRows {
+  Eigen::MatrixXd inverse_mass;  ///< M⁻¹ (n × n), joint-constrained M⁻¹_G where joints bind
+  /// v_a (n): the velocity the law resolves, the mid-step v* without what
+  /// no impulse can change (impact_solver.h, stage 3).
+  Eigen::VectorXd admissible;
+  Eigen::MatrixXd normals;  ///< J (m × n)
+  Eigen::VectorXd offsets;  ///< b (m): partners' velocities along the normals
+  // Routh laws only:
+  Eigen::MatrixXd tangents;         ///< 2m × n, rows 2r, 2r + 1 along t1, t2 of contact r
+  Eigen::VectorXd tangent_offsets;  ///< 2m
+  Eigen::VectorXd friction;         ///< μ (m), ≥ 0
+  std::vector<Eigen::Vector3d> t1, t2;  ///< the contacts' tangent frames (world)
+
+  int contacts() const { return static_cast<int>(normals.rows()); }
+  /// Whether every entry the law reads is finite (with `tangents`, the
+  /// Routh rows too).
+  bool finite(bool tangents) const;
+};
+
+/// The solvers and counters a law keeps from impact to impact (one per
+/// adapter instance; not shared between threads).
+struct LawState {
+  PropagativeSolver solver;
+  PropagativeSolver enumerator;       ///< compute_indeterminacy's kAll pass
+  std::uint64_t impact_counter = 0;   ///< kRandom seeds (impact_solver.h, "Seeds")
+};
+
+/// What resolve_law needs besides the rows.
+struct LawInputs {
+  /// Contact distances (m), for policy kTimeOfImpact; may be null otherwise.
+  const Eigen::VectorXd* distances = nullptr;
+  std::uint64_t routh_seed = 0;         ///< the cluster's Routh seed (routh_seed)
+  bool compute_indeterminacy = false;   ///< also ξ (policy kAll, one more resolution)
+};
+
+/// Resolves the cluster planned `plan` on `rows`: the propagative law
+/// (restitution plan.restitution), one Routh sample, or auto's blend
+/// α v⁺_elastic + (1 − α) v⁺_Routh with α = R. On success writes v⁺_a, the
+/// law's outcome in the coordinates of `rows.admissible`, to `velocity`
+/// and returns true. Either way fills the report's law fields (status,
+/// message, sequence, impulses and, for Routh laws, the contacts' tangent
+/// frames and friction impulses; lcps, terminated, finished_by_fallback,
+/// step, sample_seed, indeterminacy) and counts ImpactStats::reflections,
+/// routh_impacts, routh_lcps and, when the law's status is not kSuccess,
+/// fallbacks. Preconditions: plan.law is kPropagative, kRouth or kBlend;
+/// report.contacts holds rows.contacts() entries, in row order; rows are
+/// finite. May throw (the caller's cluster catch turns it into a fallback).
+bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSettings& settings,
+                 const LawInputs& inputs, LawState& state, ImpactStats& stats, ImpactReport& report,
+                 Eigen::VectorXd& velocity);
+
+// ── report ──────────────────────────────────────────────────────────────────
+
+/// Appends `text` to a report's message ("; " between parts).
+void add_message(ImpactReport& report, const std::string& text);
+
+/// Turns `report` into the report of a cluster handed to the base solver
+/// with Bullet's restitution ("Failures" in impact_solver.h): law
+/// kBaseSolver, fallback_to_base, a status other than kSuccess, the reason
+/// appended to the message, no sequence, energy_after = energy_before, and
+/// `contacts` as the report's contacts (approach speeds, no impulses).
+/// Counts ImpactStats::fallbacks_to_base.
+void mark_fallback(ImpactReport& report, std::vector<ImpactReport::Contact> contacts, ImpactStats& stats);
+
+/// Calls the host's on_impact; an exception from it never escapes
+/// (ImpactStats::callback_exceptions counts it).
+template <class Report, class Callback>
+void notify(const Callback& on_impact, ImpactStats& stats, const Report& report) noexcept {
+  if (!on_impact) return;
+  try {
+    on_impact(report);
+  } catch (...) {
+    ++stats.callback_exceptions;
+  }
+}
+
+// ── hand-off ────────────────────────────────────────────────────────────────
+
+/// Everything the impact phase changes in Bullet's contact state for the
+/// base solve of one batch, given back right after it (restore):
+///   * hide(): points moved past the end of their manifold's point list, so
+///     the base solver does not see them (per manifold, highest index
+///     first, so every swap partner is still visible);
+///   * mute_restitution(): m_combinedRestitution = 0, so the base solver
+///     adds no bounce of its own to what the law resolved;
+///   * forget(): no warm start and no push-out in this step
+///     (forget_warm_start_and_overlap; kept: the impact replaced what the
+///     point carried from the last step).
+/// restore() undoes the changes newest first, so any interleaving of hide
+/// and mute_restitution is given back exactly: every point returns to its
+/// index, with what the base solver wrote into the visible ones, and every
+/// restitution to its point.
+class BaseSolverHandoff {
+ public:
+  /// Hides the points (manifold, index); each point at most once per batch.
+  void hide(std::vector<std::pair<btPersistentManifold*, int>> points);
+  /// Sets the point's restitution to 0 until restore() (a point already at
+  /// 0 is left alone).
+  void mute_restitution(btManifoldPoint& point);
+  static void forget(btManifoldPoint& point) { forget_warm_start_and_overlap(point); }
+  /// Undoes mute_restitution and hide, newest first; never throws.
+  void restore() noexcept;
+  bool empty() const { return log_.empty(); }
+
+ private:
+  // One change: a muted restitution (point set) or a hidden point (the
+  // swap of `index` with `last`, then the count cut to `last`).
+  struct Change {
+    btManifoldPoint* point = nullptr;
+    btScalar restitution = 0;
+    btPersistentManifold* manifold = nullptr;
+    int index = 0, last = 0;
+  };
+  std::vector<Change> log_;
+};
+
+}  // namespace simpact::bullet::internal
