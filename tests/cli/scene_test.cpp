@@ -608,13 +608,13 @@ TEST(CliScene, MalformedMultibodyScenesExit2NamingTheProblem) {
       {"joint velocity not a number",
        [](Json& s) { s["multibodies"][0]["links"][0]["joint_velocity"] = "fast"; },
        R"("links" entry 0: "joint_velocity" is not a number)"},
-      {"law auto", [](Json& s) { s["simpact"] = {{"law", "auto"}}; },
-       R"("law" "auto" is not supported in a scene with "multibodies")"},
+      {"unknown law", [](Json& s) { s["simpact"] = {{"law", "blend"}}; },
+       R"("law" must be one of: propagative, routh, auto)"},
       {"simpact base", [](Json& s) { s["simpact"] = {{"base", "stock_si"}}; },
        R"("base" is not supported in a scene with "multibodies")"},
-      {"routh max_contacts",
-       [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"max_contacts", 3}}}}; },
-       R"("max_contacts" is not supported in a scene with "multibodies")"},
+      {"zero routh max_contacts",
+       [](Json& s) { s["simpact"] = {{"law", "auto"}, {"routh", {{"max_contacts", 0}}}}; },
+       R"("max_contacts" must be an integer >= 1)"},
       {"unknown routh key",
        [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"directions", 4}}}}; },
        R"(unknown key "directions")"},
@@ -667,6 +667,25 @@ TEST(CliScene, MalformedMultibodyScenesExit2NamingTheProblem) {
   EXPECT_NE(result.err.find(R"("resolve_plastic_impacts" is for a scene with "multibodies" only)"),
             std::string::npos)
       << result.err;
+}
+
+// The shared laws are the multibody adapter's too: on the frictionless
+// elastic pendulum cradle, law auto is the propagative law (bit for bit),
+// and a Routh cap of one contact leaves the cluster (two contacts) to
+// Bullet's solver, so nothing is resolved.
+TEST(CliScene, MultibodyScenesTakeLawAutoAndTheRouthCap) {
+  Json scene = load_scene("multibody_cradle.json");
+  scene["simpact"] = {{"law", "propagative"}};
+  const Json propagative = scene_ok(scene);
+  scene["simpact"] = {{"law", "auto"}};
+  const Json automatic = scene_ok(scene);
+  EXPECT_EQ(automatic.dump(), propagative.dump());
+  EXPECT_GT(automatic["impacts"].get<int>(), 0);
+  scene["simpact"] = {{"law", "routh"}};
+  EXPECT_GT(scene_ok(scene)["routh_impacts"].get<int>(), 0);
+  scene["simpact"] = {{"law", "routh"}, {"routh", {{"max_contacts", 1}}}};
+  const Json capped = scene_ok(scene);
+  EXPECT_EQ(capped["routh_impacts"], 0);
 }
 
 // ── Free bases, prismatic joints, colliders ─────────────────────────────────

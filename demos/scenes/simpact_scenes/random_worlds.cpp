@@ -1203,6 +1203,9 @@ RandomMultiBodySpec random_multibody_spec(std::uint64_t seed, std::int64_t index
     sphere.options.never_sleep = rng.chance(0.5);
     spec.spheres.push_back(sphere);
   }
+  // Law auto (drawn last, so every world keeps the bodies it had before the
+  // multibody adapter took the shared laws).
+  if (rng.chance(0.3)) spec.law = bullet::ImpactLaw::kAuto;
   return spec;
 }
 

@@ -190,7 +190,7 @@ int read_int_in(const Json& object, const std::string& key, int minimum, int max
   return static_cast<int>(value);
 }
 
-bullet::ImpactLaw read_law(const Json& object, bool multibody) {
+bullet::ImpactLaw read_law(const Json& object) {
   const std::string name = read_string(object, "law");
   bullet::ImpactLaw law = bullet::ImpactLaw::kPropagative;
   try {
@@ -200,21 +200,12 @@ bullet::ImpactLaw read_law(const Json& object, bool multibody) {
     for (bullet::ImpactLaw known : kLaws) names.emplace_back(bullet::to_string(known));
     throw not_one_of("law", names, name);
   }
-  if (multibody && law == bullet::ImpactLaw::kAuto) {
-    // MultiBodyImpactSolver has no blend (validate() rejects kAuto).
-    throw InputError(quote("law") + " " + quote(name) + " is not supported in " + kMultibodyScene +
-                     " (propagative or routh)");
-  }
   return law;
 }
 
-void read_routh(const Json& object, bullet::RouthSettings& routh, bool multibody) {
+void read_routh(const Json& object, bullet::RouthSettings& routh) {
   require_object(object, quote("routh"));
   check_keys(object, kRouthKeys);
-  if (multibody && object.contains("max_contacts")) {
-    // MultiBodyImpactSolver resolves every Routh cluster, whatever its size.
-    throw InputError(quote("max_contacts") + " is not supported in " + kMultibodyScene);
-  }
   if (object.contains("step")) routh.step = read_at_least_zero(object, "step");
   if (object.contains("max_steps")) {
     routh.max_steps = read_int_in(object, "max_steps", 1, kMaxSceneRouthSteps);
@@ -238,15 +229,15 @@ void read_routh(const Json& object, bullet::RouthSettings& routh, bool multibody
 }
 
 /// The "simpact" object into the settings both adapters share
-/// (bullet::ImpactSettings); `multibody` picks which scene it is.
-void read_simpact_config(const Json& object, bullet::ImpactSettings& config, bool multibody) {
-  if (object.contains("law")) config.law = read_law(object, multibody);
+/// (bullet::ImpactSettings).
+void read_simpact_config(const Json& object, bullet::ImpactSettings& config) {
+  if (object.contains("law")) config.law = read_law(object);
   if (object.contains("routh")) {
     if (config.law == bullet::ImpactLaw::kPropagative) {
       throw InputError(quote("routh") + " configures law \"routh\" or \"auto\" only (law is " +
                        quote(bullet::to_string(config.law)) + ")");
     }
-    read_routh(object["routh"], config.routh, multibody);
+    read_routh(object["routh"], config.routh);
   }
   if (object.contains("policy")) config.policy = read_policy(object);
   if (object.contains("seed")) config.seed = read_unsigned(object, "seed");
@@ -267,7 +258,7 @@ void read_simpact(const Json& object, WorldOptions& options) {
   if (object.contains("resolve_plastic_impacts")) {
     throw InputError(quote("resolve_plastic_impacts") + " is for " + kMultibodyScene + " only");
   }
-  read_simpact_config(object, options.simpact, false);
+  read_simpact_config(object, options.simpact);
   if (object.contains("base")) options.base = read_solver(object, "base", false);
 }
 
@@ -408,7 +399,7 @@ MultiBodyWorldOptions read_multibody_world_options(const Json& input) {
     if (object.contains("base")) {
       unsupported(quote("base"), "MultiBodyImpactSolver always runs Bullet's multibody solver");
     }
-    read_simpact_config(object, options.config, true);
+    read_simpact_config(object, options.config);
     if (object.contains("resolve_plastic_impacts")) {
       options.config.resolve_plastic_impacts = read_bool(object, "resolve_plastic_impacts");
     }

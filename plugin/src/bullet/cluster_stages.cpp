@@ -197,7 +197,6 @@ void add_message(ImpactReport& report, const std::string& text) {
 }
 
 void mark_fallback(ImpactReport& report, std::vector<ImpactReport::Contact> contacts, ImpactStats& stats) {
-  ++stats.fallbacks_to_base;
   report.fallback_to_base = true;
   report.law = AppliedLaw::kBaseSolver;
   if (report.status == Status::kSuccess) report.status = Status::kInfeasible;
@@ -207,6 +206,7 @@ void mark_fallback(ImpactReport& report, std::vector<ImpactReport::Contact> cont
   report.sequence.clear();
   report.contacts = std::move(contacts);
   report.energy_after = report.energy_before;
+  ++stats.fallbacks_to_base;  // last: counted once the report is complete (nothing after it throws)
 }
 
 // ── hand-off ────────────────────────────────────────────────────────────────

@@ -574,21 +574,7 @@ bool rows_finite(const Impl::Rows& rows, bool tangents) {
   return rows.finite(tangents) && rows.velocity.allFinite() && rows.pre_force.allFinite();
 }
 
-// Displaces a body by a 6-vector [Δx, Δθ] (rotation vector, world frame).
-// Its velocities are kept; for an anisotropic body a turn Δθ changes the
-// world inertia under the kept ω, and so the kinetic energy, by O(|Δθ|)
-// relative (impact reports give the energy before the move, in the metric
-// the law used).
-void move_body(btRigidBody& body, const Vector6& delta) {
-  btTransform transform = body.getCenterOfMassTransform();
-  transform.setOrigin(transform.getOrigin() +
-                      btVector3{btScalar(delta[0]), btScalar(delta[1]), btScalar(delta[2])});
-  const btVector3 turn{btScalar(delta[3]), btScalar(delta[4]), btScalar(delta[5])};
-  if (turn.length2() > 0)
-    transform.setRotation(
-        (btQuaternion(turn.normalized(), turn.length()) * transform.getRotation()).normalized());
-  body.setCenterOfMassTransform(transform);
-}
+using internal::move_body;
 
 /// The largest turn [rad] the position-level separation may give a body of
 /// a cluster bound by joints (apply_outcome): the joint drift it leaves is

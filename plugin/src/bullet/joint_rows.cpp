@@ -313,4 +313,15 @@ void set_body_velocity(btRigidBody& body, const Eigen::Matrix<double, 6, 1>& vel
                                     static_cast<btScalar>(velocity[5])));
 }
 
+void move_body(btRigidBody& body, const Eigen::Matrix<double, 6, 1>& delta) {
+  btTransform transform = body.getCenterOfMassTransform();
+  transform.setOrigin(transform.getOrigin() +
+                      btVector3{btScalar(delta[0]), btScalar(delta[1]), btScalar(delta[2])});
+  const btVector3 turn{btScalar(delta[3]), btScalar(delta[4]), btScalar(delta[5])};
+  if (turn.length2() > 0)
+    transform.setRotation(
+        (btQuaternion(turn.normalized(), turn.length()) * transform.getRotation()).normalized());
+  body.setCenterOfMassTransform(transform);
+}
+
 }  // namespace simpact::bullet::internal

@@ -132,4 +132,11 @@ Eigen::Matrix<double, 6, 1> body_velocity(const btRigidBody& body);
 /// Sets the body's linear and angular velocity from [v, ω].
 void set_body_velocity(btRigidBody& body, const Eigen::Matrix<double, 6, 1>& velocity);
 
+/// Displaces a body by [Δx, Δθ] (Δθ a rotation vector, world frame; the
+/// position-level separation). Its velocities are kept; for an anisotropic
+/// body a turn Δθ changes the world inertia under the kept ω, and so the
+/// kinetic energy, by O(|Δθ|) relative (impact reports give the energy
+/// before the move, in the metric the law used).
+void move_body(btRigidBody& body, const Eigen::Matrix<double, 6, 1>& delta);
+
 }  // namespace simpact::bullet::internal

@@ -1,6 +1,7 @@
 #include <simpact/bullet/multibody_impact_solver.h>
 #include <simpact/bullet/checked_mlcp_solvers.h>
 
+#include "bullet/cluster_stages.h"
 #include "bullet/clustering.h"
 #include "bullet/joint_rows.h"
 #include "bullet/proximity.h"
@@ -66,8 +67,6 @@ MultiBodyBaseSolver parse_multibody_base_solver(const std::string& name) {
 }
 
 void validate(const MultiBodyImpactSolverConfig& config) {
-  require(config.law == ImpactLaw::kPropagative || config.law == ImpactLaw::kRouth,
-          "law must be propagative or routh (auto is not supported for multibodies)");
   bool known_base = false;
   for (const auto& entry : kBaseNames) known_base = known_base || entry.first == config.base;
   require(known_base, "base is not a valid MultiBodyBaseSolver (expected sequential_impulse, "
@@ -97,6 +96,8 @@ struct MultiBodyImpactSolver::Impl {
   };
   struct Point {
     btManifoldPoint* point = nullptr;
+    btPersistentManifold* manifold = nullptr;  // null for a synthetic point (proximity.h)
+    int index = -1;                            // in the manifold
     Side a, b;
     double u = 0.0;  // pre-force relative normal velocity, > 0 separating
   };
@@ -117,7 +118,10 @@ struct MultiBodyImpactSolver::Impl {
   std::unordered_map<const void*, int> node_index;
   std::vector<Point> points;
   internal::Clusters clusters;
-  std::vector<std::pair<btManifoldPoint*, btScalar>> saved_restitution;
+  // What the base solve sees differently (muted restitutions, hidden
+  // points), given back right after it.
+  internal::BaseSolverHandoff handoff;
+  std::vector<std::pair<btPersistentManifold*, int>> hidden;  // points to hide for this batch
   // btMultiBodyConstraints of the batch that are not in the impact metric
   // (header, "Multibody constraints"): the multibodies they bind, and the
   // island of a rigid or world partner (−1 for the world).
@@ -134,8 +138,7 @@ struct MultiBodyImpactSolver::Impl {
   btAlignedObjectArray<btScalar> scratch_r, jac;
   btAlignedObjectArray<btVector3> scratch_v;
   btAlignedObjectArray<btMatrix3x3> scratch_m;
-  PropagativeSolver solver;
-  std::uint64_t impact_counter = 0;
+  internal::LawState law;  // the laws' solvers and kRandom counter
   std::uint64_t steps = 0;
   internal::TouchingPoints touching;   // synthetic points of this batch (proximity.h)
   btDispatcher* dispatcher = nullptr;  // of the batch being solved
@@ -364,18 +367,6 @@ void couple(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& G, const
 }
 
 
-// Calls the user's report callback; an exception from it never reaches the
-// host (counted in MultiBodyImpactStats::callback_exceptions).
-void notify(const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
-            const MultiBodyImpactReport& report) noexcept {
-  if (!config.on_impact) return;
-  try {
-    config.on_impact(report);
-  } catch (...) {
-    ++stats.callback_exceptions;
-  }
-}
-
 // A stable id of a multibody for reports: its index in the attached world's
 // multibody array (btMultiBodyDynamicsWorld::getMultiBody), −1 without one.
 int multibody_id(const Impl& s, const btMultiBody* mb) {
@@ -385,21 +376,19 @@ int multibody_id(const Impl& s, const btMultiBody* mb) {
   return -1;
 }
 
-constexpr const char* kFallbackSuffix = ": cluster left to the base solver with Bullet's restitution";
 
 struct Cluster {
   const std::vector<int>& members;  // node indices
   const std::vector<int>& ids;      // point indices
 };
 
-struct Rows {
-  std::vector<int> offsets;  // per member
+// One cluster's rows (cluster layout, header): the law's rows
+// (internal::LawRows; `admissible` is v* projected onto the couplings and
+// joints) and the multibody adapter's own layout.
+struct Rows : internal::LawRows {
+  std::vector<int> starts;  // first coordinate of each member's block
   int n = 0;
-  Eigen::MatrixXd inverse_mass;
-  Eigen::VectorXd velocity;   // v*
-  Eigen::MatrixXd normals;
-  Eigen::VectorXd b;
-  std::vector<int> kept;      // points (indices into cluster ids) with a non-zero row
+  std::vector<int> kept;    // points (indices into cluster ids) with a non-zero row
 };
 
 // `per_point` rows for each kept point of `layout`, row r along
@@ -414,7 +403,7 @@ void build_rows(Impl& s, const Cluster& c, const std::vector<int>& local, const 
     const Impl::Point& p = s.points[c.ids[layout.kept[r / per_point]]];
     for (const Impl::Side* side : {&p.a, &p.b}) {
       const bool in = side->node >= 0;
-      const int offset = in ? layout.offsets[local[side->node]] : 0;
+      const int offset = in ? layout.starts[local[side->node]] : 0;
       b[r] += add_side(s, *side, directions[r], rows.row(r), offset, in);
     }
   }
@@ -491,7 +480,7 @@ void MultiBodyImpactSolver::allSolved(const btContactSolverInfo& info, btIDebugD
 
 void MultiBodyImpactSolver::reset() {
   impl_->base->reset();
-  impl_->impact_counter = 0;
+  impl_->law.impact_counter = 0;
   impl_->steps = 0;
 }
 
@@ -518,19 +507,15 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   const double h = double(info.m_timeStep);
   double gravity = 0.0;
   for (const int j : c.members) gravity = std::max(gravity, node_gravity(s, s.nodes[j]));
-  const double threshold = threshold_for(config, gravity, h);
-  bool impact = false;
-  double restitution = 1.0;
-  for (const int id : c.ids) internal::note_strike(s.points[id].u, threshold, *s.points[id].point, impact, restitution);
-  if (!impact) return;
-  restitution = std::clamp(restitution, 0.0, 1.0);
-  const bool routh = config.law == ImpactLaw::kRouth;
-  if (!routh && restitution == 0.0 && !config.resolve_plastic_impacts) return;
+  // Plan (cluster_stages.h).
+  internal::ClusterPlan plan(threshold_for(config, gravity, h));
+  for (const int id : c.ids) plan.add(s.points[id].u, *s.points[id].point);
+  internal::decide_law(config, static_cast<int>(c.ids.size()), plan);
+  if (plan.law == internal::PlannedLaw::kNone) return;  // the base solver's
+  const bool routh = plan.routh();
 
   MultiBodyImpactReport report;
-  report.restitution = restitution;
-  report.law = routh ? AppliedLaw::kRouth : AppliedLaw::kPropagative;
-  report.attempted_law = report.law;
+  internal::report_plan(config, plan, static_cast<int>(c.ids.size()), stats, report);
   // Cluster layout: multibodies first, then rigid bodies.
   std::vector<int> order = c.members;
   std::stable_partition(order.begin(), order.end(),
@@ -541,7 +526,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   for (int q = 0; q < static_cast<int>(order.size()); ++q) {
     const Impl::Node& node = s.nodes[order[q]];
     local[order[q]] = q;
-    rows.offsets.push_back(rows.n);
+    rows.starts.push_back(rows.n);
     if (node.multibody != nullptr) {
       report.multibodies.push_back(node.multibody);
       if (config.on_impact) report.multibody_ids.push_back(multibody_id(s, node.multibody));
@@ -555,27 +540,29 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
       rows.n += 6;
     }
   }
-  report.offsets = rows.offsets;
+  report.offsets = rows.starts;
   const auto report_contact = [](const Impl::Point& p, double approach) {
     return internal::contact_report(p.a.object, p.b.object, *p.point, approach);
   };
+  std::vector<ImpactReport::Contact> unresolved;  // approach speeds before this step's forces
+  for (const int id : c.ids) unresolved.push_back(report_contact(s.points[id], -s.points[id].u));
+  if (plan.law == internal::PlannedLaw::kBaseSolver) {  // over the Routh cap: reported
+    report.contacts = std::move(unresolved);
+    internal::notify(config.on_impact, stats, report);
+    return;
+  }
   // Fallback (header, "Never fail the host"): nothing has been written for
-  // this cluster; its points keep Bullet's restitution. `status` is the
-  // core's when it gave one (`from_law`: counted in fallbacks too), else
+  // this cluster; its points keep Bullet's restitution. `reason` is empty
+  // when the law failed (its status and message stand), else the status is
   // kInfeasible.
-  const auto fail = [&](const std::string& message, Status status = Status::kInfeasible,
-                        bool from_law = false) {
-    if (from_law) ++stats.fallbacks;
-    ++stats.fallbacks_to_base;
-    report.fallback_to_base = true;
-    report.law = AppliedLaw::kBaseSolver;
-    report.status = status;
-    report.message = message + kFallbackSuffix;
+  const auto fail = [&](const std::string& reason) {
+    if (!reason.empty()) {
+      report.status = Status::kInfeasible;
+      internal::add_message(report, reason);
+    }
     report.velocity_after.resize(0);
-    report.energy_after = 0.0;
-    report.contacts.clear();
-    for (const int id : c.ids) report.contacts.push_back(report_contact(s.points[id], -s.points[id].u));
-    notify(config, stats, report);
+    internal::mark_fallback(report, std::move(unresolved), stats);
+    internal::notify(config.on_impact, stats, report);
   };
   // Non-finite restitution or friction on any point of the cluster (a
   // user's NaN, or an overflowing combiner) is bad input for the law.
@@ -608,18 +595,18 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
 
   // Inverse inertia and mid-step velocity (header, "Step order").
   rows.inverse_mass.setZero(rows.n, rows.n);
-  rows.velocity.resize(rows.n);
+  rows.admissible.resize(rows.n);
   Eigen::VectorXd base_velocity(rows.n);  // what δ is added to: v_post (multibody), v (rigid)
   std::vector<int> rigid_local;  // rigid members' positions in `order`
   for (int q = 0; q < static_cast<int>(order.size()); ++q) {
     const Impl::Node& node = s.nodes[order[q]];
-    const int o = rows.offsets[q];
+    const int o = rows.starts[q];
     if (node.multibody != nullptr) {
       btMultiBody& mb = *node.multibody;
       const int full = 6 + mb.getNumDofs(), first = first_free(mb), f = free_count(mb);
       const Eigen::VectorXd post = Impl::velocity_vector(mb);
       const Eigen::VectorXd pre = s.pre_force(mb);
-      rows.velocity.segment(o, f) = 0.5 * (pre + post).tail(f);
+      rows.admissible.segment(o, f) = 0.5 * (pre + post).tail(f);
       base_velocity.segment(o, f) = post.tail(f);
       btAlignedObjectArray<btScalar> force, out;
       force.resize(full);
@@ -645,13 +632,13 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
       rows.inverse_mass.block<6, 6>(o, o) = internal::body_inverse_mass(body);
       const Eigen::Matrix<double, 6, 1> v = internal::body_velocity(body);
       base_velocity.segment<6>(o) = v;
-      rows.velocity.segment<3>(o) =
+      rows.admissible.segment<3>(o) =
           v.head<3>() + to_eigen(body.getTotalForce() * body.getInvMass() * btScalar(0.5 * h));
-      rows.velocity.segment<3>(o + 3) =
+      rows.admissible.segment<3>(o + 3) =
           v.tail<3>() + to_eigen(body.getInvInertiaTensorWorld() * body.getTotalTorque() * btScalar(0.5 * h));
     }
   }
-  const Eigen::VectorXd v_star = rows.velocity;  // what δ is measured from
+  const Eigen::VectorXd v_star = rows.admissible;  // what δ is measured from
   // Multibody couplings (header, "Joints and multibody constraints"): Bullet's
   // own rows G of each coupling of the cluster; the metric gets them locked
   // in, and v* is first projected onto G v + c = 0 (M-orthogonally: the
@@ -710,7 +697,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
           for (int kk = 0; kk < full; ++kk) {
             const double j = double(data.m_jacobians[index + kk]);
             if (kk >= first)
-              G(r, rows.offsets[q] + kk - first) += j;
+              G(r, rows.starts[q] + kk - first) += j;
             else
               offset[r] += j * v[kk];
           }
@@ -722,15 +709,15 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
       }
       Eigen::MatrixXd coupled;
       Eigen::VectorXd correction;
-      couple(rows.inverse_mass, G, G * rows.velocity + offset, coupled, correction);
+      couple(rows.inverse_mass, G, G * rows.admissible + offset, coupled, correction);
       rows.inverse_mass = coupled;
-      rows.velocity -= correction;
+      rows.admissible -= correction;
     }
   }
   // Rigid joints: the joint-constrained metric on the rigid sub-block.
   if (!rigid_local.empty() && num_constraints > 0) {
     const int nr = static_cast<int>(rigid_local.size());
-    const int o0 = rows.offsets[rigid_local.front()];  // rigid blocks are contiguous, last
+    const int o0 = rows.starts[rigid_local.front()];  // rigid blocks are contiguous, last
     Eigen::MatrixXd G;
     internal::append_bilateral_joint_rows(
         constraints, num_constraints,
@@ -766,9 +753,9 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
       G_full.middleCols(o0, 6 * nr) = G;
       Eigen::MatrixXd coupled;
       Eigen::VectorXd correction;
-      couple(rows.inverse_mass, G_full, G_full * rows.velocity, coupled, correction);
+      couple(rows.inverse_mass, G_full, G_full * rows.admissible, coupled, correction);
       rows.inverse_mass = coupled;
-      rows.velocity -= correction;
+      rows.admissible -= correction;
     }
   }
 
@@ -778,7 +765,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     rows.kept.push_back(r);
     normals.push_back(s.points[c.ids[r]].point->m_normalWorldOnB);
   }
-  build_rows(s, c, local, rows, 1, normals, rows.normals, rows.b);
+  build_rows(s, c, local, rows, 1, normals, rows.normals, rows.offsets);
   {
     std::vector<int> kept;
     std::vector<btVector3> kept_normals;
@@ -792,50 +779,17 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     if (kept.size() != rows.kept.size()) {
       rows.kept = kept;
       normals = kept_normals;
-      build_rows(s, c, local, rows, 1, normals, rows.normals, rows.b);
+      build_rows(s, c, local, rows, 1, normals, rows.normals, rows.offsets);
     }
   }
   const int m = static_cast<int>(rows.kept.size());
   if (m == 0) return;
-  if (!rows.velocity.allFinite() || !rows.inverse_mass.allFinite() || !rows.normals.allFinite() ||
-      !rows.b.allFinite()) {
+  if (!rows.admissible.allFinite() || !rows.inverse_mass.allFinite() || !rows.normals.allFinite() ||
+      !rows.offsets.allFinite()) {
     fail("non-finite body state or contact geometry");
     return;
   }
-  ++stats.impacts;  // handed to a law
-  report.velocity_before = rows.velocity;
-  report.normals = rows.normals;
-  report.normal_offsets = rows.b;
-  report.energy_before = kinetic_energy(rows.inverse_mass, rows.velocity);
-
-  Eigen::VectorXd after;
-  Eigen::VectorXd impulses;
-  std::vector<btVector3> tangents;    // Routh: t1, t2 of contact r at 2r, 2r + 1
-  Eigen::VectorXd tangential;         // Routh: Λ_t of contact r at 2r, 2r + 1
-  if (!routh) {
-    ImpactProblem problem =
-        internal::impact_problem(rows.inverse_mass, rows.normals, rows.velocity, rows.b, restitution);
-    if (config.policy == OrderPolicy::kTimeOfImpact) {  // proximity.h
-      Eigen::VectorXd distance(m);
-      for (int r = 0; r < m; ++r) distance[r] = double(s.points[c.ids[rows.kept[r]]].point->getDistance());
-      problem.time_of_impact = internal::time_of_impact_hints(distance, rows.normals * rows.velocity + rows.b);
-    }
-    // Validation off: assembled and checked for finiteness here.
-    s.solver.set_parameters(internal::propagative_parameters(
-        config.policy, internal::mix_seed(config.seed, s.impact_counter++), config.max_reflections, false));
-    const ImpactResult& result = s.solver.solve(problem);
-    stats.reflections += result.reflections;
-    if (result.status != Status::kSuccess || result.outcomes.empty()) {
-      fail(std::string("propagative law: ") + to_string(result.status) + " (" + result.message + ")",
-           result.status, true);
-      return;
-    }
-    report.status = result.status;
-    report.message = result.message;
-    after = result.outcomes.at(0).velocity;
-    impulses = result.outcomes[0].impulses;
-    report.sequence = result.outcomes[0].sequence;
-  } else {
+  if (routh) {
     // Tangent rows: t1 along the mid-step slip, else btPlaneSpace1's frame.
     std::vector<btVector3> axes;
     for (int r = 0; r < m; ++r)
@@ -844,51 +798,61 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     Eigen::MatrixXd axis_rows;
     Eigen::VectorXd axis_b;
     build_rows(s, c, local, rows, 3, axes, axis_rows, axis_b);
-    const Eigen::VectorXd relative = axis_rows * rows.velocity + axis_b;
-    const Eigen::VectorXd u = rows.normals * rows.velocity + rows.b;
+    const Eigen::VectorXd relative = axis_rows * rows.admissible + axis_b;
+    const Eigen::VectorXd u = rows.normals * rows.admissible + rows.offsets;
     const double approach = std::max(0.0, -u.minCoeff());
-    Eigen::VectorXd friction(m);
+    std::vector<btVector3> tangents;  // t1, t2 of contact r at 2r, 2r + 1
+    rows.friction.resize(m);
+    rows.t1.resize(static_cast<size_t>(m));
+    rows.t2.resize(static_cast<size_t>(m));
     for (int r = 0; r < m; ++r) {
       const Eigen::Vector3d n = to_eigen(normals[r]).normalized();
       const Eigen::Vector3d rel = relative.segment<3>(3 * r);
       const Eigen::Vector3d slip = rel - rel.dot(n) * n;
-      Eigen::Vector3d t1, t2;
+      Eigen::Vector3d& t1 = rows.t1[static_cast<size_t>(r)];
+      Eigen::Vector3d& t2 = rows.t2[static_cast<size_t>(r)];
       internal::tangent_frame(n, slip, approach, t1, t2);
       t2 = n.cross(t1);  // header, "Deviations": t2 = n̂ × t1 for either t1
       tangents.push_back(to_bullet(t1));
       tangents.push_back(to_bullet(t2));
-      friction[r] = std::max(0.0, double(s.points[c.ids[rows.kept[r]]].point->m_combinedFriction));
+      rows.friction[r] = std::max(0.0, double(s.points[c.ids[rows.kept[r]]].point->m_combinedFriction));
     }
-    Eigen::MatrixXd tangent_rows;
-    Eigen::VectorXd tangent_b;
-    build_rows(s, c, local, rows, 2, tangents, tangent_rows, tangent_b);
+    build_rows(s, c, local, rows, 2, tangents, rows.tangents, rows.tangent_offsets);
+  }
+  if (!rows.finite(routh)) {
+    fail("non-finite body state or contact geometry");
+    return;
+  }
+
+  // Resolve (cluster_stages.h).
+  ++stats.impacts;  // handed to a law
+  report.velocity_before = rows.admissible;
+  report.normals = rows.normals;
+  report.normal_offsets = rows.offsets;
+  report.energy_before = kinetic_energy(rows.inverse_mass, rows.admissible);
+  {
+    const Eigen::VectorXd u_before = rows.normals * rows.admissible + rows.offsets;
+    for (int r = 0; r < m; ++r) report.contacts.push_back(report_contact(s.points[c.ids[rows.kept[r]]], -u_before[r]));
+  }
+  internal::LawInputs inputs;
+  Eigen::VectorXd distances;
+  if (config.policy == OrderPolicy::kTimeOfImpact) {  // proximity.h
+    distances.resize(m);
+    for (int r = 0; r < m; ++r) distances[r] = double(s.points[c.ids[rows.kept[r]]].point->getDistance());
+    inputs.distances = &distances;
+  }
+  if (routh) {
     int key = std::numeric_limits<int>::max();
     for (const int id : c.ids)
       for (const Impl::Side* side : {&s.points[id].a, &s.points[id].b})
         if (side->node >= 0) key = std::min(key, side->object->getWorldArrayIndex());
-    report.sample_seed = internal::routh_seed(config.seed, s.steps, key);
-    FrictionalResult sample;
-    try {
-      const FrictionalProblem problem =
-          internal::frictional_problem(rows.inverse_mass, rows.normals, tangent_rows, rows.velocity,
-                                       friction, rows.b, tangent_b, config.routh.cone_directions);
-      const RouthParameters parameters = internal::routh_parameters(config.routh, report.sample_seed);
-      sample = RouthSampler(problem, parameters).sample(0);
-    } catch (const std::exception& e) {
-      sample.status = Status::kInfeasible;
-      sample.message = e.what();
-    }
-    if (sample.status != Status::kSuccess || sample.outcomes.empty()) {
-      fail(std::string("Routh sample: ") + to_string(sample.status) + " (" + sample.message + ")",
-           sample.status, true);
-      return;
-    }
-    report.status = sample.status;
-    report.message = sample.message;
-    after = sample.outcomes[0].velocity;
-    impulses = sample.outcomes[0].normal_impulses;
-    tangential = sample.outcomes[0].tangential_impulses;
-    stats.routh_lcps += sample.outcomes[0].lcps;
+    inputs.routh_seed = internal::routh_seed(config.seed, s.steps, key);
+  }
+  inputs.compute_indeterminacy = config.compute_indeterminacy;
+  Eigen::VectorXd after;
+  if (!internal::resolve_law(rows, plan, config, inputs, s.law, stats, report, after)) {
+    fail("");
+    return;
   }
 
   // Write-back: v_post + δ (multibody), v + δ (rigid). Everything the
@@ -896,7 +860,7 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   // the commit below (velocities, restitution off) cannot throw.
   const Eigen::VectorXd written = base_velocity + (after - v_star);
   if (after.size() != rows.n || !after.allFinite() || !written.allFinite()) {
-    fail("non-finite post-impact velocity", Status::kInfeasible);
+    fail("non-finite post-impact velocity");
     return;
   }
   // Bullet clamps every coordinate of a multibody's velocity vector to
@@ -911,28 +875,16 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     const double cap = double(mb->getMaxCoordinateVelocity());
     const int f = free_count(*mb);
     if (f == 0) continue;
-    const double largest = written.segment(rows.offsets[q], f).cwiseAbs().maxCoeff();
+    const double largest = written.segment(rows.starts[q], f).cwiseAbs().maxCoeff();
     if (largest > cap) {
       fail("post-impact coordinate velocity " + std::to_string(largest) +
                " beyond btMultiBody::getMaxCoordinateVelocity() = " + std::to_string(cap) +
-               " (Bullet would clamp it)", Status::kInfeasible);
+               " (Bullet would clamp it)");
       return;
     }
   }
   report.velocity_after = after;
   report.energy_after = kinetic_energy(rows.inverse_mass, after);
-  const Eigen::VectorXd u_before = rows.normals * rows.velocity + rows.b;
-  for (int r = 0; r < m; ++r) {
-    ImpactReport::Contact contact = report_contact(s.points[c.ids[rows.kept[r]]], -u_before[r]);
-    contact.impulse = impulses.size() > r ? impulses[r] : 0.0;
-    if (tangential.size() == 2 * m) {  // Routh: the frame and the friction impulse on a
-      contact.tangent1 = tangents[static_cast<size_t>(2 * r)];
-      contact.tangent2 = tangents[static_cast<size_t>(2 * r + 1)];
-      contact.friction_impulse = btScalar(tangential[2 * r]) * contact.tangent1 +
-                                 btScalar(tangential[2 * r + 1]) * contact.tangent2;
-    }
-    report.contacts.push_back(contact);
-  }
   // Points the impact leaves closed but overlapping — Bullet found them only
   // after they penetrated (a striker stopped against the row it struck) —
   // are separated at position level, q ⊕ M⁻¹_G Jᵀμ, no velocity changing,
@@ -947,19 +899,20 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
   Eigen::VectorXd depth(m);
   for (int r = 0; r < m; ++r)
     depth[r] = -double(s.points[c.ids[rows.kept[r]]].point->getDistance()) -
-               std::max(0.0, rows.normals.row(r).dot(after) + rows.b[r]) * h;
+               std::max(0.0, rows.normals.row(r).dot(after) + rows.offsets[r]) * h;
   const Eigen::VectorXd displacement =
       simpact::internal::separation_displacement(rows.normals, rows.inverse_mass, depth);
   if (!displacement.allFinite()) {
-    fail("non-finite position correction", Status::kInfeasible);
+    fail("non-finite position correction");
     return;
   }
+
+  // Apply: velocities and displacements, then the hand-off of the points.
   btAlignedObjectArray<btScalar> step;  // a multibody's displacement in its velocity layout
-  s.saved_restitution.reserve(s.saved_restitution.size() + c.ids.size());
-  if (routh) ++stats.routh_impacts;
+  s.hidden.reserve(s.hidden.size() + static_cast<size_t>(m));
   for (int q = 0; q < static_cast<int>(order.size()); ++q) {
     const Impl::Node& node = s.nodes[order[q]];
-    const int o = rows.offsets[q];
+    const int o = rows.starts[q];
     if (node.multibody != nullptr) {
       btMultiBody& mb = *node.multibody;
       const int first = first_free(mb);
@@ -985,38 +938,34 @@ void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpact
     } else {
       internal::set_body_velocity(*node.rigid, written.segment<6>(o));
       const Eigen::Matrix<double, 6, 1> delta = displacement.segment<6>(o);
-      if (delta.squaredNorm() > 0.0) {  // [Δx, Δθ], Δθ a world rotation vector
-        btTransform transform = node.rigid->getCenterOfMassTransform();
-        transform.setOrigin(transform.getOrigin() + to_bullet(delta.head<3>()));
-        const btVector3 turn = to_bullet(delta.tail<3>());
-        if (turn.length2() > 0)
-          transform.setRotation((btQuaternion(turn.normalized(), turn.length()) * transform.getRotation()).normalized());
-        node.rigid->setCenterOfMassTransform(transform);
-      }
+      if (delta.squaredNorm() > 0.0) internal::move_body(*node.rigid, delta);
     }
   }
   // Restitution off for the base solve (restored afterwards), no warm
-  // start, no push-out of the resolved points in this step.
+  // start, no push-out of the resolved points in this step; the points the
+  // impact leaves separating faster than the threshold are hidden from the
+  // base solver (as in the rigid adapter: it has nothing to do there).
   for (const int id : c.ids) {
     btManifoldPoint& point = *s.points[id].point;
-    s.saved_restitution.emplace_back(&point, point.m_combinedRestitution);
-    point.m_combinedRestitution = 0;
-    internal::forget_warm_start_and_overlap(point);
+    s.handoff.mute_restitution(point);
+    internal::BaseSolverHandoff::forget(point);
   }
-  notify(config, stats, report);
+  for (int r = 0; r < m; ++r) {
+    const Impl::Point& p = s.points[c.ids[rows.kept[r]]];
+    if (p.manifold != nullptr && rows.normals.row(r).dot(after) + rows.offsets[r] > plan.threshold)
+      s.hidden.emplace_back(p.manifold, p.index);
+  }
+  internal::notify(config.on_impact, stats, report);
 }
 
 // The report of a cluster whose resolution threw (nothing was written).
 void cluster_failed(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
                     const Cluster& c, const char* what) noexcept {
-  ++stats.fallbacks_to_base;
   try {
     MultiBodyImpactReport report;
-    report.fallback_to_base = true;
     report.attempted_law = config.law == ImpactLaw::kRouth ? AppliedLaw::kRouth : AppliedLaw::kPropagative;
-    report.law = AppliedLaw::kBaseSolver;
     report.status = Status::kInfeasible;
-    report.message = std::string("exception while resolving (") + what + ")" + kFallbackSuffix;
+    report.message = std::string("exception while resolving (") + what + ")";
     for (const int j : c.members) {
       const Impl::Node& node = s.nodes[j];
       if (node.multibody != nullptr) {
@@ -1031,12 +980,15 @@ void cluster_failed(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBod
         report.body_ids.push_back(node.rigid->getWorldArrayIndex());
       }
     }
+    std::vector<ImpactReport::Contact> contacts;
     for (const int id : c.ids) {
       const Impl::Point& p = s.points[id];
-      report.contacts.push_back(internal::contact_report(p.a.object, p.b.object, *p.point, -p.u));
+      contacts.push_back(internal::contact_report(p.a.object, p.b.object, *p.point, -p.u));
     }
-    notify(config, stats, report);
+    internal::mark_fallback(report, std::move(contacts), stats);
+    internal::notify(config.on_impact, stats, report);
   } catch (...) {
+    ++stats.fallbacks_to_base;  // not counted by mark_fallback when building the report threw
   }
 }
 
@@ -1056,7 +1008,7 @@ void MultiBodyImpactSolver::solveMultiBodyGroup(
     btDispatcher* dispatcher) {
   ++stats_.solve_calls;
   Impl& s = *impl_;
-  s.saved_restitution.clear();
+  s.hidden.clear();
   s.dispatcher = dispatcher;
   // The impact phase never throws out of here (header, "Never fail the
   // host"): a cluster that fails is left to the base solver; a failure
@@ -1069,6 +1021,12 @@ void MultiBodyImpactSolver::solveMultiBodyGroup(
   } catch (...) {
     batch_failed(config_, stats_, "unknown exception");
   }
+  // The hand-off: points the impacts left separating are hidden (their
+  // restitution was muted when their cluster was resolved).
+  try {
+    s.handoff.hide(s.hidden);
+  } catch (...) {  // std::bad_alloc: they stay visible, as in stock
+  }
 
   // 6. The base multibody solver on the whole batch (Bullet's solvers do not
   // throw: their allocator returns null instead).
@@ -1076,8 +1034,7 @@ void MultiBodyImpactSolver::solveMultiBodyGroup(
                               num_constraints, multibody_constraints, num_multibody_constraints, info,
                               debug_drawer, dispatcher);
   m_analyticsData = s.base->m_analyticsData;
-  for (const auto& [point, restitution] : s.saved_restitution) point->m_combinedRestitution = restitution;
-  s.saved_restitution.clear();
+  s.handoff.restore();
 }
 
 namespace {
@@ -1093,7 +1050,7 @@ void batch_failed(const MultiBodyImpactSolverConfig& config, MultiBodyImpactStat
     report.status = Status::kInfeasible;
     report.message = std::string("impact phase failed for the batch (") + what +
                      "): its unresolved clusters are left to the base solver with Bullet's restitution";
-    notify(config, stats, report);
+    internal::notify(config.on_impact, stats, report);
   } catch (...) {
   }
 }
@@ -1184,6 +1141,8 @@ void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyI
       btManifoldPoint& cp = manifold->getContactPoint(i);
       Impl::Point p;
       p.point = &cp;
+      p.manifold = manifold;
+      p.index = i;
       p.a = make_side(s, manifold->getBody0(), cp.getPositionWorldOnA(), 1.0);
       p.b = make_side(s, manifold->getBody1(), cp.getPositionWorldOnB(), -1.0);
       if (p.a.node < 0 && p.b.node < 0) continue;

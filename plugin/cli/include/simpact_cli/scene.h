@@ -83,8 +83,7 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
   in a scene with multibodies:
   solver               simpact (MultiBodyImpactSolver) | stock_si (Bullet's
                        btMultiBodyConstraintSolver)    (default simpact)
-  simpact              as above, without base, law auto and
-                       routh.max_contacts, plus
+  simpact              as above, without base, plus
     resolve_plastic_impacts  true: restitution-0 clusters by the
                        propagative law, not left to Bullet  (default false)
   bodies               optional; spheres (not kinematic, no linear_factor or

@@ -297,6 +297,10 @@ struct ImpactSettings {
   /// step (benchmark_vs_stock, box pile). Turn it on for exact plastic
   /// outcomes in small systems.
   bool resolve_plastic_impacts = false;
+  /// Also enumerate every outcome (policy kAll) to report the indeterminacy
+  /// ξ (ImpactReport::indeterminacy) of propagative impacts; costs one more
+  /// resolution per impact. The applied outcome is still the one of `policy`.
+  bool compute_indeterminacy = false;
   /// The impact law (see "Laws" above).
   ImpactLaw law = ImpactLaw::kPropagative;
   /// Routh law settings (law routh or auto).
@@ -310,10 +314,6 @@ struct ImpactSettings {
 void validate(const ImpactSettings& settings);
 
 struct ImpactSolverConfig : ImpactSettings {
-  /// Also enumerate every outcome (policy kAll) to report the indeterminacy
-  /// ξ; costs one more resolution per impact. The applied outcome is still
-  /// the one of `policy`.
-  bool compute_indeterminacy = false;
   /// Route every penetration through split impulse in the base solver
   /// (m_splitImpulsePenetrationThreshold = +∞), so position correction never
   /// changes real velocities, also on contacts no impact touched. Off by

@@ -48,23 +48,26 @@
 //     (impact_solver.h, stage 1; plugin/src/bullet/proximity.h).
 //  2. Union–find over nodes (through contacts, and through enabled rigid
 //     btTypedConstraints) gives clusters; a whole multibody is one node.
-//  3. A cluster with a contact approaching faster than the impact threshold
-//     (measured on the PRE-force velocities, see "Step order") is an impact.
-//  4. The core law resolves it: ImpactLaw::kPropagative (propagative.h, the
-//     cluster's restitution = the smallest m_combinedRestitution of its
-//     striking points) or ImpactLaw::kRouth (routh.h, one sample, inelastic,
-//     frictional). kAuto is not supported here (validate() rejects it).
+//  3. Plan: a cluster with a contact approaching faster than the impact
+//     threshold (measured on the PRE-force velocities, see "Step order") is
+//     an impact; its restitution is the smallest m_combinedRestitution of
+//     its striking points, and its law follows ImpactSettings::law exactly
+//     as in the rigid adapter (impact_solver.h, "Laws" and "Cluster cap":
+//     propagative, Routh, or auto's choice and blend by friction and R).
+//     Plan, law and fallback reports are the rigid adapter's own stages
+//     (plugin/src/bullet/cluster_stages.h).
+//  4. Assemble the cluster's rows in generalized coordinates (below) and
+//     resolve it with the planned law.
 //  5. Only if every check passed ("Never fail the host"): generalized
 //     velocities are written back, overlap the impact leaves closed is
 //     removed at position level ("Deviations and limitations"), and for the
-//     points of resolved clusters: m_combinedRestitution is set to 0 for the base solve and
-//     restored right after (Bullet's multibody and rigid contact rows both
-//     take restitutionCurve(rel_vel, m_combinedRestitution, …)), the warm
-//     start is cleared and penetration is not pushed out in this step
-//     (m_distance1 clamped to 0, as the rigid adapter). Points left
-//     separating stay visible to the base solver (a deviation from the
-//     rigid adapter; docs/multibody_adapter.md). Points of clusters simpact
-//     did not resolve (no impact, or a fallback) keep Bullet's restitution.
+//     points of resolved clusters: m_combinedRestitution is set to 0 for the
+//     base solve and restored right after, the warm start is cleared and
+//     penetration is not pushed out in this step (m_distance1 clamped to
+//     0); points the impact leaves separating faster than the threshold are
+//     hidden from the base solve, as in the rigid adapter. Points of
+//     clusters simpact did not resolve (no impact, or a fallback) keep
+//     Bullet's restitution.
 //  6. The base solver's solveMultiBodyGroup runs on the batch.
 //
 // ── Generalized velocities (cluster layout) ─────────────────────────────────
@@ -260,11 +263,8 @@ const char* to_string(MultiBodyBaseSolver base);
 MultiBodyBaseSolver parse_multibody_base_solver(const std::string& name);
 
 struct MultiBodyImpactSolverConfig : ImpactSettings {
-  // ImpactSettings::law: kPropagative or kRouth (auto's blend is not
-  // implemented for multibodies). resolve_plastic_impacts: R = 0 clusters
-  // with the propagative law (plastic); otherwise they are the base
-  // solver's, as in the rigid adapter. impact_threshold: negative =
-  // automatic as ImpactSolverConfig, with |g| of the attached world for
+  // ImpactSettings: the same meanings as in ImpactSolverConfig;
+  // impact_threshold negative = automatic, with |g| of the world for
   // multibodies and the body's gravity for rigid bodies.
   /// Bullet solver the batch goes to after the impact phase.
   MultiBodyBaseSolver base = MultiBodyBaseSolver::kSequentialImpulse;
@@ -272,8 +272,8 @@ struct MultiBodyImpactSolverConfig : ImpactSettings {
 };
 
 /// Throws std::invalid_argument naming the first bad field (the shared
-/// settings as validate(ImpactSettings), plus: law must be kPropagative or
-/// kRouth, base a MultiBodyBaseSolver value).
+/// settings as validate(ImpactSettings), plus: base a MultiBodyBaseSolver
+/// value).
 void validate(const MultiBodyImpactSolverConfig& config);
 
 /// Largest relative asymmetry max|A − Aᵀ| / max|A| of an ABA-built M⁻¹

@@ -1,0 +1,136 @@
+// The pipeline stages both adapters share (plugin/src/bullet/cluster_stages.h)
+// on their own: the plan (strike, restitution, friction → law, the Routh
+// cap) and the base-solver hand-off (hidden points and muted restitutions
+// given back exactly, in any interleaving).
+#include "bullet/cluster_stages.h"
+
+#include <BulletCollision/NarrowPhaseCollision/btManifoldPoint.h>
+#include <BulletCollision/NarrowPhaseCollision/btPersistentManifold.h>
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace {
+
+namespace internal = simpact::bullet::internal;
+using internal::PlannedLaw;
+using simpact::bullet::ImpactLaw;
+using simpact::bullet::ImpactSettings;
+
+btManifoldPoint Point(double restitution, double friction) {
+  btManifoldPoint p;
+  p.m_combinedRestitution = btScalar(restitution);
+  p.m_combinedFriction = btScalar(friction);
+  return p;
+}
+
+// Plans one cluster of `points` (u, restitution, friction) under `law`.
+internal::ClusterPlan Plan(ImpactLaw law, const std::vector<std::array<double, 3>>& points,
+                           int max_contacts = 8, bool plastic = false) {
+  ImpactSettings settings;
+  settings.law = law;
+  settings.routh.max_contacts = max_contacts;
+  settings.resolve_plastic_impacts = plastic;
+  internal::ClusterPlan plan(0.1);
+  std::vector<btManifoldPoint> storage;
+  storage.reserve(points.size());
+  for (const auto& [u, restitution, friction] : points) {
+    storage.push_back(Point(restitution, friction));
+    plan.add(u, storage.back());
+  }
+  internal::decide_law(settings, static_cast<int>(points.size()), plan);
+  return plan;
+}
+
+TEST(ClusterPlan, TheRestitutionIsTheSmallestOfTheStrikingPoints) {
+  // The resting point (u = −0.05, above −threshold) does not strike: its
+  // R = 0.2 is not the cluster's.
+  const internal::ClusterPlan plan = Plan(ImpactLaw::kPropagative, {{-1.0, 0.7, 0.0}, {-2.0, 0.5, 0.0}, {-0.05, 0.2, 0.0}});
+  EXPECT_TRUE(plan.impact);
+  EXPECT_EQ(plan.restitution, 0.5);
+  EXPECT_EQ(plan.law, PlannedLaw::kPropagative);
+  EXPECT_FALSE(Plan(ImpactLaw::kPropagative, {{-0.05, 1.0, 0.0}}).impact);
+  EXPECT_EQ(Plan(ImpactLaw::kPropagative, {{-0.05, 1.0, 0.0}}).law, PlannedLaw::kNone);
+}
+
+TEST(ClusterPlan, AutoPicksByFrictionAndRestitution) {
+  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.5, 0.0}}).law, PlannedLaw::kPropagative);  // frictionless
+  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 1.0, 0.3}}).law, PlannedLaw::kPropagative);  // elastic
+  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.0, 0.3}}).law, PlannedLaw::kRouth);        // plastic
+  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.4, 0.3}}).law, PlannedLaw::kBlend);
+  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.4, 0.3}}).applied(), simpact::bullet::AppliedLaw::kRouthRestitution);
+  // Plastic and frictionless: the base solver's unless resolve_plastic_impacts.
+  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.0, 0.0}}).law, PlannedLaw::kNone);
+  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.0, 0.0}}, 8, true).law, PlannedLaw::kPropagative);
+  // Restitution above 1 (a host's combiner) is clamped.
+  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 1.5, 0.3}}).restitution, 1.0);
+}
+
+TEST(ClusterPlan, TheRouthCapLeavesOversizedClustersToTheBaseOrThePropagativeLaw) {
+  const std::vector<std::array<double, 3>> three = {{-1.0, 0.4, 0.3}, {-1.0, 0.4, 0.3}, {-1.0, 0.4, 0.3}};
+  const internal::ClusterPlan routh = Plan(ImpactLaw::kRouth, three, 2);
+  EXPECT_TRUE(routh.oversized);
+  EXPECT_EQ(routh.law, PlannedLaw::kBaseSolver);
+  const internal::ClusterPlan blend = Plan(ImpactLaw::kAuto, three, 2);
+  EXPECT_TRUE(blend.oversized);
+  EXPECT_EQ(blend.law, PlannedLaw::kPropagative);  // R > 0: its friction left to the base solver
+  EXPECT_FALSE(Plan(ImpactLaw::kAuto, three, 3).oversized);
+}
+
+// A manifold of `n` points whose restitutions are 0.1, 0.2, … (their ids).
+struct Manifold {
+  btPersistentManifold manifold;
+  explicit Manifold(int n) {
+    for (int i = 0; i < n; ++i) {
+      btManifoldPoint p;
+      p.m_combinedRestitution = btScalar(0.1 * (i + 1));
+      p.m_appliedImpulse = btScalar(i + 1);  // identifies the point
+      manifold.addManifoldPoint(p);
+    }
+  }
+  std::vector<double> ids() const {
+    std::vector<double> out;
+    for (int i = 0; i < manifold.getNumContacts(); ++i) out.push_back(double(manifold.getContactPoint(i).m_appliedImpulse));
+    return out;
+  }
+  std::vector<double> restitutions() const {
+    std::vector<double> out;
+    for (int i = 0; i < manifold.getNumContacts(); ++i)
+      out.push_back(double(manifold.getContactPoint(i).m_combinedRestitution));
+    return out;
+  }
+};
+
+TEST(BaseSolverHandoff, GivesBackHiddenPointsAndRestitutionsInAnyOrder) {
+  for (const bool mute_first : {true, false}) {
+    Manifold a(4), b(3);
+    const std::vector<double> ids_a = a.ids(), ids_b = b.ids();
+    const std::vector<double> r_a = a.restitutions(), r_b = b.restitutions();
+    internal::BaseSolverHandoff handoff;
+    // Slots 0 and 3 of `a` take part in the hiding swaps (a restore that
+    // gave back restitutions by slot in the wrong order would put them on
+    // other points).
+    const auto mute = [&] {
+      handoff.mute_restitution(a.manifold.getContactPoint(0));
+      handoff.mute_restitution(a.manifold.getContactPoint(3));
+      handoff.mute_restitution(b.manifold.getContactPoint(0));
+    };
+    if (mute_first) mute();
+    handoff.hide({{&a.manifold, 0}, {&b.manifold, 2}, {&a.manifold, 2}});
+    EXPECT_EQ(a.manifold.getNumContacts(), 2);
+    EXPECT_EQ(b.manifold.getNumContacts(), 2);
+    // Visible: a's points 2 and 4 (ids), b's 1 and 2.
+    EXPECT_EQ(a.ids(), (std::vector<double>{4, 2}));
+    EXPECT_EQ(b.ids(), (std::vector<double>{1, 2}));
+    if (!mute_first) mute();
+    handoff.restore();
+    EXPECT_TRUE(handoff.empty());
+    EXPECT_EQ(a.ids(), ids_a);
+    EXPECT_EQ(b.ids(), ids_b);
+    EXPECT_EQ(a.restitutions(), r_a) << "mute first: " << mute_first;
+    EXPECT_EQ(b.restitutions(), r_b) << "mute first: " << mute_first;
+  }
+}
+
+}  // namespace
