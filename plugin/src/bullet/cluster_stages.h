@@ -155,6 +155,129 @@ void notify(const Callback& on_impact, ImpactStats& stats, const Report& report)
   }
 }
 
+// ── the pipeline ────────────────────────────────────────────────────────────
+
+/// What the pipeline did with one cluster.
+enum class Resolution {
+  kNone,      ///< no impact (or nothing left to resolve): the base solver's, not reported
+  kReported,  ///< left to the base solver by design (Routh cap), reported
+  kResolved,  ///< the law's outcome is applied, reported
+  kFailed,    ///< handed to the base solver with Bullet's restitution, reported
+};
+
+/// How an adapter's assembly of a cluster ended.
+struct Assembly {
+  enum Kind { kReady, kNothing, kFailed } kind = kReady;
+  std::string why;  ///< kFailed: the reason (the report's message)
+};
+
+/// The stages of one cluster, in order, written once for both adapters:
+/// plan → [cap: report] → assemble → check rows → resolve → complete →
+/// check outcome → apply. `Cluster` is an adapter's view of one cluster
+/// (its nodes' kinds stay inside it):
+///   ClusterPlan plan();                     // the plan stage's inputs folded in
+///   int candidates() const;                 // candidate contacts (the Routh cap counts them)
+///   std::vector<ImpactReport::Contact> unresolved_contacts() const;
+///                                           // approach speeds before this step's forces
+///   Assembly assemble(ClusterPlan& plan, ImpactReport& report, ImpactStats& stats);
+///                                           // law_rows(); may re-plan (contacts leaving)
+///   const LawRows& law_rows() const;
+///   bool finite() const;                    // rows and the adapter's own velocities
+///   ImpactReport::Contact contact(int row, double approach_speed) const;
+///   double energy_before() const;           // [J], mid-step
+///   LawInputs law_inputs(const ClusterPlan& plan);
+///   Eigen::VectorXd complete(const Eigen::VectorXd& law_velocity) const;
+///                                           // the cluster's v⁺ from the law's v⁺_a
+///   double energy(const Eigen::VectorXd& velocity) const;  // [J]
+///   bool check(const Eigen::VectorXd& velocity, ImpactReport& report, ImpactStats& stats);
+///                                           // false: rejected (status and message set)
+///   bool apply(const Eigen::VectorXd& velocity, const ClusterPlan& plan);
+///                                           // writes v⁺, separation, hand-off; false:
+///                                           // non-finite, nothing written
+/// Nothing is written to Bullet before apply(), and apply() checks before
+/// its first write, so a cluster that fails anywhere holds its pre-impact
+/// state. May throw (resolve_safely turns that into a fallback).
+template <class Cluster>
+Resolution run_cluster(Cluster& cluster, const ImpactSettings& settings, LawState& law, ImpactStats& stats,
+                       ImpactReport& report) {
+  // Plan.
+  ClusterPlan plan = cluster.plan();
+  if (plan.law == PlannedLaw::kNone) return Resolution::kNone;  // the base solver's
+  report_plan(settings, plan, cluster.candidates(), stats, report);
+  if (plan.law == PlannedLaw::kBaseSolver) {
+    report.contacts = cluster.unresolved_contacts();
+    return Resolution::kReported;
+  }
+  // Assemble.
+  const Assembly assembly = cluster.assemble(plan, report, stats);
+  if (assembly.kind == Assembly::kNothing) return Resolution::kNone;
+  if (assembly.kind == Assembly::kFailed) {
+    report.status = Status::kInfeasible;
+    add_message(report, assembly.why);
+    return Resolution::kFailed;
+  }
+  const LawRows& rows = cluster.law_rows();
+  const int m = rows.contacts();
+  const Eigen::VectorXd u = rows.normals * rows.admissible + rows.offsets;  // as resolved
+  for (int r = 0; r < m; ++r) report.contacts.push_back(cluster.contact(r, -u[r]));
+  if (!cluster.finite()) {
+    report.status = Status::kInfeasible;
+    add_message(report, "non-finite body state, metric or contact rows");
+    return Resolution::kFailed;
+  }
+  // Resolve.
+  ++stats.impacts;  // handed to a law (ImpactStats::impacts)
+  report.energy_before = cluster.energy_before();
+  const LawInputs inputs = cluster.law_inputs(plan);
+  Eigen::VectorXd law_velocity;
+  if (!resolve_law(rows, plan, settings, inputs, law, stats, report, law_velocity)) return Resolution::kFailed;
+  const Eigen::VectorXd velocity = cluster.complete(law_velocity);
+  report.energy_after = cluster.energy(velocity);
+  if (!cluster.check(velocity, report, stats)) return Resolution::kFailed;
+  // Apply.
+  if (!velocity.allFinite() || !cluster.apply(velocity, plan)) {
+    report.status = Status::kInfeasible;
+    add_message(report, "non-finite outcome");
+    return Resolution::kFailed;
+  }
+  return Resolution::kResolved;
+}
+
+/// run_cluster under the "Failures" rules (impact_solver.h): nothing
+/// escapes; a failed cluster is reported as a fallback (mark_fallback) and
+/// `cluster.failed()` hands it to the base solver with Bullet's
+/// restitution; every reported cluster gets its bodies
+/// (`cluster.describe(report)`, only when there is a callback) and goes to
+/// `on_impact`.
+template <class Cluster, class Report, class Callback>
+Resolution resolve_safely(Cluster& cluster, const ImpactSettings& settings, LawState& law, ImpactStats& stats,
+                          Report& report, const Callback& on_impact) noexcept {
+  Resolution resolution = Resolution::kNone;
+  try {
+    try {
+      resolution = run_cluster(cluster, settings, law, stats, report);
+    } catch (const std::exception& e) {
+      resolution = Resolution::kFailed;
+      report.status = Status::kInfeasible;
+      add_message(report, std::string("exception: ") + e.what());
+    } catch (...) {
+      resolution = Resolution::kFailed;
+      report.status = Status::kInfeasible;
+      add_message(report, "unknown exception");
+    }
+    if (resolution == Resolution::kNone) return resolution;
+    if (resolution == Resolution::kFailed) {
+      cluster.failed();
+      mark_fallback(report, cluster.unresolved_contacts(), stats);
+    }
+    if (!on_impact) return resolution;
+    cluster.describe(report);
+    notify(on_impact, stats, report);
+  } catch (...) {  // std::bad_alloc while reporting: the resolution stands, unreported
+  }
+  return resolution;
+}
+
 // ── hand-off ────────────────────────────────────────────────────────────────
 
 /// Everything the impact phase changes in Bullet's contact state for the

@@ -384,8 +384,8 @@ int build_clusters(Impl& s, btTypedConstraint** constraints, int num_constraints
 // 3. Plan (cluster_stages.h): whether a cluster is an impact, its
 // threshold, restitution, friction and law. Also writes the members'
 // cluster-local numbers into s.local (only members' entries are read).
-internal::ClusterPlan plan(Impl& s, const ImpactSolverConfig& config, const std::vector<int>& members,
-                           const std::vector<int>& ids, double h) {
+internal::ClusterPlan plan_of(Impl& s, const ImpactSolverConfig& config, const std::vector<int>& members,
+                              const std::vector<int>& ids, double h) {
   std::vector<int>& local = s.local;
   local.resize(s.bodies.size());
   double gravity = 0.0;
@@ -425,7 +425,7 @@ int cluster_index(const Impl& s, const std::vector<int>& members, const btRigidB
 // `tangents`, also the Routh laws' tangent rows, offsets and μ.
 // kPredict: velocities and forces as the next step will see them.
 template <bool kPredict>
-void assemble(Impl& s, const std::vector<int>& members, const std::vector<int>& ids,
+void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<int>& ids,
               btTypedConstraint** constraints, int num_constraints,
               const btContactSolverInfo& info, bool tangents) {
   Impl::Rows& rows = s.rows;
@@ -717,7 +717,7 @@ Eigen::Vector3d velocity_with_forces(const btRigidBody* body, const btVector3& p
   return to_eigen(linear + angular.cross(point - body->getCenterOfMassPosition()));
 }
 
-// A complete cluster (resolve_cluster) needs nothing from the base solver in
+// A complete cluster (RigidCluster::apply) needs nothing from the base solver in
 // this step, and neither do the other points of its manifolds — with the
 // world or between its own bodies — that do not close within the step
 // under the outcome's velocities (gap + u⁺h above the touch tolerance: the
@@ -843,163 +843,147 @@ int drop_inert_contacts(const Impl& s, std::vector<int>& ids) {
   return dropped;
 }
 
-// What resolve_cluster did with a cluster.
-enum class Resolution {
-  kNone,      // no impact: the base solver's, restitution off, not reported
-  kReported,  // left to the base solver by design (Routh cap), reported
-  kResolved,  // the impact phase applied its law, reported
-  kFailed,    // resolution failed: the base solver's with Bullet's restitution
-};
-
 using internal::add_message;
+using internal::Resolution;
 
-// 3–4. Resolves the cluster of `members` (bodies) and `ids_in` (its points)
-// if one of its contacts strikes; fills `report`. Writes to bodies only on
-// kResolved (apply_outcome, after its finiteness check); may throw (the
-// caller, resolve_cluster_safely, turns that into kFailed).
-Resolution resolve_cluster(Impl& s, const ImpactSolverConfig& config, ImpactSolverStats& stats,
-                           const std::vector<int>& members, const std::vector<int>& ids_in,
-                           btTypedConstraint** constraints, int num_constraints,
-                           const btContactSolverInfo& info, ImpactReport& report) {
-  const double h = double(info.m_timeStep);
-  std::vector<int> ids = ids_in;
-  // Plan.
-  internal::ClusterPlan cluster = plan(s, config, members, ids, h);
-  if (cluster.law == internal::PlannedLaw::kNone) return Resolution::kNone;  // the base solver's
-  internal::report_plan(config, cluster, static_cast<int>(ids.size()), stats, report);
-  if (cluster.law == internal::PlannedLaw::kBaseSolver) {
-    for (const int id : ids) report.contacts.push_back(report_contact(s.points[id], -s.points[id].u));
-    return Resolution::kReported;
+// One cluster of the batch as the shared pipeline sees it
+// (internal::run_cluster, stages 3–4): the rigid adapter's plan inputs,
+// assembly (assemble, inert contacts), outcome check and write-back
+// (apply_outcome).
+struct RigidCluster {
+  RigidCluster(Impl& state, const ImpactSolverConfig& settings, const std::vector<int>& cluster_members,
+               const std::vector<int>& cluster_points, btTypedConstraint** joints, int num_joints,
+               const btContactSolverInfo& solver_info)
+      : s(state), config(settings), members(cluster_members), ids_in(cluster_points), ids(cluster_points),
+        constraints(joints), num_constraints(num_joints), info(solver_info),
+        h(double(solver_info.m_timeStep)), hidden_before(state.hidden.size()) {}
+
+  Impl& s;
+  const ImpactSolverConfig& config;
+  const std::vector<int>& members;  // bodies
+  const std::vector<int>& ids_in;   // the cluster's points
+  std::vector<int> ids;             // the points the law resolves (inert ones leave)
+  btTypedConstraint** constraints;
+  int num_constraints;
+  const btContactSolverInfo& info;
+  double h;
+  size_t hidden_before;             // s.hidden before this cluster (failed() cuts back to it)
+  bool routh = false;               // tangent rows assembled
+  Eigen::VectorXd distances;        // policy time_of_impact
+
+  internal::ClusterPlan plan() { return plan_of(s, config, members, ids, h); }
+  int candidates() const { return static_cast<int>(ids.size()); }
+  std::vector<ImpactReport::Contact> unresolved_contacts() const {
+    std::vector<ImpactReport::Contact> out;
+    for (const int id : ids_in) out.push_back(report_contact(s.points[id], -s.points[id].u));
+    return out;
   }
 
-  // Assemble; inert contacts leave and the cluster is planned again.
-  assemble<false>(s, members, ids, constraints, num_constraints, info, cluster.routh());
-  const int inert = drop_inert_contacts(s, ids);
-  if (inert > 0) {
+  // Rows and velocities (s.rows); inert contacts leave and the cluster is
+  // planned again.
+  internal::Assembly assemble(internal::ClusterPlan& cluster, ImpactReport& report, ImpactStats& stats) {
+    routh = cluster.routh();
+    assemble_rows<false>(s, members, ids, constraints, num_constraints, info, routh);
+    const int inert = drop_inert_contacts(s, ids);
+    if (inert == 0) return {};
     stats.inert_contacts += inert;
-    if (ids.empty()) return Resolution::kNone;
-    cluster = plan(s, config, members, ids, h);
+    if (ids.empty()) return {internal::Assembly::kNothing, {}};
+    cluster = plan_of(s, config, members, ids, h);
     if (cluster.law == internal::PlannedLaw::kNone || cluster.law == internal::PlannedLaw::kBaseSolver)
-      return Resolution::kNone;
+      return {internal::Assembly::kNothing, {}};
     report.restitution = cluster.restitution;
     report.law = report.attempted_law = cluster.applied();
-    assemble<false>(s, members, ids, constraints, num_constraints, info, cluster.routh());
+    routh = cluster.routh();
+    assemble_rows<false>(s, members, ids, constraints, num_constraints, info, routh);
     add_message(report, std::to_string(inert) +
                             " inert contact(s) (effective inverse mass below kInertContactTolerance) "
                             "left to the base solver");
-  }
-  const Impl::Rows& rows = s.rows;
-  const int m = rows.m;
-  for (int r = 0; r < m; ++r) {
-    const double u = rows.normals.row(r).dot(rows.admissible) + rows.offsets[r];  // as resolved
-    report.contacts.push_back(report_contact(s.points[ids[r]], -u));
-  }
-  if (!rows_finite(rows, cluster.routh())) {
-    report.status = Status::kInfeasible;
-    add_message(report, "non-finite body state, metric or contact rows");
-    return Resolution::kFailed;
+    return {};
   }
 
-  // Resolve.
-  ++stats.impacts;  // handed to a law (ImpactStats::impacts)
-  report.energy_before = cluster_kinetic_energy(s, members, rows.velocity);
-  internal::LawInputs inputs;
-  Eigen::VectorXd distances;
-  if (config.policy == OrderPolicy::kTimeOfImpact) {
-    distances = contact_distances(s, ids);
-    inputs.distances = &distances;
+  const internal::LawRows& law_rows() const { return s.rows; }
+  bool finite() const { return rows_finite(s.rows, routh); }
+  ImpactReport::Contact contact(int row, double approach) const {
+    return report_contact(s.points[ids[static_cast<size_t>(row)]], approach);
   }
-  if (cluster.routh()) inputs.routh_seed = routh_seed(s, config, members);
-  inputs.compute_indeterminacy = config.compute_indeterminacy;
-  Eigen::VectorXd after;
-  if (!internal::resolve_law(rows, cluster, config, inputs, s.law, stats, report, after))
-    return Resolution::kFailed;
+  double energy_before() const { return cluster_kinetic_energy(s, members, s.rows.velocity); }
+  internal::LawInputs law_inputs(const internal::ClusterPlan& cluster) {
+    internal::LawInputs inputs;
+    if (config.policy == OrderPolicy::kTimeOfImpact) {
+      distances = contact_distances(s, ids);
+      inputs.distances = &distances;
+    }
+    if (cluster.routh()) inputs.routh_seed = routh_seed(s, config, members);
+    inputs.compute_indeterminacy = config.compute_indeterminacy;
+    return inputs;
+  }
   // v_g, the joint-violating part, is added back unchanged.
-  after += rows.velocity - rows.admissible;
-  const bool routh = cluster.routh();
-
+  Eigen::VectorXd complete(const Eigen::VectorXd& law_velocity) const {
+    Eigen::VectorXd after = law_velocity;
+    after += s.rows.velocity - s.rows.admissible;
+    return after;
+  }
   // In the metric the law used: the configuration before the position-level
   // separation (move_body).
-  report.energy_after = cluster_kinetic_energy(s, members, after);
+  double energy(const Eigen::VectorXd& velocity) const { return cluster_kinetic_energy(s, members, velocity); }
+
   // The law's own check covers v_a; the cluster as a whole must not gain
   // either. v_g passes through, and its M-orthogonality to the law's change
   // is exact only up to the joint metric's rank decisions: a cluster whose
   // joints nearly conflict (a hinge to the world, a slider and a fixed joint
   // on the same pair) can turn a large v_g into a gain through that cross
   // term. Such a cluster is the base solver's.
-  if (kinetic_energy_is_invariant(s, members, ids) &&
-      !(report.energy_after <= report.energy_before * (1.0 + kClusterEnergyGainTolerance))) {
-    report.status = Status::kEnergyGain;
-    add_message(report, "the joint-violating velocity would gain energy through the impact");
-    ++stats.fallbacks;
-    return Resolution::kFailed;
+  bool check(const Eigen::VectorXd&, ImpactReport& report, ImpactStats& stats) const {
+    if (kinetic_energy_is_invariant(s, members, ids) &&
+        !(report.energy_after <= report.energy_before * (1.0 + kClusterEnergyGainTolerance))) {
+      report.status = Status::kEnergyGain;
+      add_message(report, "the joint-violating velocity would gain energy through the impact");
+      ++stats.fallbacks;
+      return false;
+    }
+    return true;
   }
-  // The outcome is complete when the base solver has nothing left to do at
-  // these points in this step (hide_resolved_points): no joint binds the
-  // cluster, and the law handled friction (Routh) or there is none (the
-  // propagative law is frictionless; the base solver's friction acts at the
-  // points it leaves closed). Complete outcomes are hidden from MLCP bases
-  // only (Impl::hide_complete).
-  bool complete = s.hide_complete && rows.joint_rows.rows() == 0;
-  if (!routh)
-    for (const int id : ids) complete = complete && s.points[static_cast<size_t>(id)].point->m_combinedFriction == 0;
-  if (!after.allFinite() || !apply_outcome(s, members, ids, after, cluster.threshold, h, complete)) {
-    report.status = Status::kInfeasible;
-    add_message(report, "non-finite outcome");
-    return Resolution::kFailed;
-  }
-  // The impact replaced whatever these points carried from the last step.
-  // Their penetration is not corrected this step: the impact's velocities
-  // carry the bodies apart, while a push-out by the base solver would add
-  // potential energy at every bounce (a ball that reaches the ground between
-  // two steps would climb higher each time). Collision detection recomputes
-  // the distance next step.
-  for (const int id : ids) internal::BaseSolverHandoff::forget(*s.points[id].point);
-  if (complete)
-    for (const int j : members) s.complete_root[static_cast<size_t>(j)] = members.front();
-  return Resolution::kResolved;
-}
 
-// resolve_cluster under the "Failures" rules (impact_solver.h): nothing
-// escapes; a failed cluster is marked (its bodies' s.failed entries) for the
-// base solve with Bullet's restitution, nothing of the impact phase stays on
-// its bodies, and it is reported and counted.
-void resolve_cluster_safely(Impl& s, const ImpactSolverConfig& config, ImpactSolverStats& stats,
-                            const std::vector<int>& members, const std::vector<int>& ids,
-                            btTypedConstraint** constraints, int num_constraints,
-                            const btContactSolverInfo& info) {
-  ImpactReport report;
-  Resolution resolution = Resolution::kNone;
-  const size_t hidden_before = s.hidden.size();
-  try {
-    resolution = resolve_cluster(s, config, stats, members, ids, constraints, num_constraints, info, report);
-  } catch (const std::exception& e) {
-    resolution = Resolution::kFailed;
-    report.status = Status::kInfeasible;
-    add_message(report, std::string("exception: ") + e.what());
-  } catch (...) {
-    resolution = Resolution::kFailed;
-    report.status = Status::kInfeasible;
-    add_message(report, "unknown exception");
+  bool apply(const Eigen::VectorXd& after, const internal::ClusterPlan& cluster) {
+    // The outcome is complete when the base solver has nothing left to do
+    // at these points in this step (hide_resolved_points): no joint binds
+    // the cluster, and the law handled friction (Routh) or there is none
+    // (the propagative law is frictionless; the base solver's friction acts
+    // at the points it leaves closed). Complete outcomes are hidden from
+    // MLCP bases only (Impl::hide_complete).
+    bool complete = s.hide_complete && s.rows.joint_rows.rows() == 0;
+    if (!routh)
+      for (const int id : ids) complete = complete && s.points[static_cast<size_t>(id)].point->m_combinedFriction == 0;
+    if (!apply_outcome(s, members, ids, after, cluster.threshold, h, complete)) return false;
+    // The impact replaced whatever these points carried from the last
+    // step. Their penetration is not corrected this step: the impact's
+    // velocities carry the bodies apart, while a push-out by the base
+    // solver would add potential energy at every bounce (a ball that
+    // reaches the ground between two steps would climb higher each time).
+    // Collision detection recomputes the distance next step.
+    for (const int id : ids) internal::BaseSolverHandoff::forget(*s.points[id].point);
+    if (complete)
+      for (const int j : members) s.complete_root[static_cast<size_t>(j)] = members.front();
+    return true;
   }
-  if (resolution == Resolution::kNone) return;
-  if (resolution == Resolution::kFailed) {
-    // apply_outcome is the only writer and checks everything before its
-    // first write, so the bodies still hold their pre-impact state.
+
+  // A failed cluster is the base solver's with Bullet's restitution (its
+  // bodies' s.failed entries); apply_outcome is the only writer and checks
+  // everything before its first write, so the bodies still hold their
+  // pre-impact state.
+  void failed() {
     s.hidden.resize(hidden_before);
     if (s.failed.size() < s.bodies.size()) s.failed.resize(s.bodies.size(), 0);
     for (const int j : members) s.failed[static_cast<size_t>(j)] = 1;
-    std::vector<ImpactReport::Contact> contacts;
-    for (const int id : ids) contacts.push_back(report_contact(s.points[id], -s.points[id].u));
-    internal::mark_fallback(report, std::move(contacts), stats);
   }
-  if (!config.on_impact) return;
-  for (const int j : members) {
-    report.bodies.push_back(s.bodies[j]);
-    report.body_ids.push_back(s.bodies[j]->getWorldArrayIndex());
+
+  void describe(ImpactReport& report) const {
+    for (const int j : members) {
+      report.bodies.push_back(s.bodies[j]);
+      report.body_ids.push_back(s.bodies[j]->getWorldArrayIndex());
+    }
   }
-  internal::notify(config.on_impact, stats, report);
-}
+};
 
 // 4b. Overlaps of the contacts that the last step's impacts left closed.
 // A plastic or Routh impact leaves its contacts resting; over the next step
@@ -1046,7 +1030,7 @@ void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_
     group_ids.clear();
     for (const int k : groups.points[root]) group_ids.push_back(ids[static_cast<size_t>(k)]);
     for (int j = 0; j < static_cast<int>(members.size()); ++j) s.local[members[j]] = j;
-    assemble<false>(s, members, group_ids, constraints, num_constraints, info, false);
+    assemble_rows<false>(s, members, group_ids, constraints, num_constraints, info, false);
     const Impl::Rows& rows = s.rows;
     Eigen::VectorXd depth(rows.m);
     for (int r = 0; r < rows.m; ++r) {
@@ -1204,11 +1188,15 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
       const int n_bodies = build_clusters(s, constraints, num_constraints);
       s.complete_root.assign(s.bodies.size(), -1);
       // 3–4. Resolve every cluster that has an impact (each one under its
-      // own catch: resolve_cluster_safely).
+      // own catch: internal::resolve_safely).
       for (int root = 0; root < n_bodies; ++root)
         if (!s.clusters.points[root].empty())
-          resolve_cluster_safely(s, config_, stats_, s.clusters.members[root], s.clusters.points[root],
-                                 constraints, num_constraints, info);
+{
+          RigidCluster cluster(s, config_, s.clusters.members[root], s.clusters.points[root], constraints,
+                               num_constraints, info);
+          ImpactReport report;
+          internal::resolve_safely(cluster, config_, s.law, stats_, report, config_.on_impact);
+        }
       hide_speculative_points(s, config_.touch_tolerance, double(info.m_timeStep));
     }
   } catch (...) {
@@ -1298,15 +1286,15 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
     const std::vector<int>& members = s.clusters.members[root];
     const std::vector<int>& ids_in = s.clusters.points[root];
     if (ids_in.empty()) continue;
-    if (!plan(s, config_, members, ids_in, double(time_step)).impact) continue;
+    if (!plan_of(s, config_, members, ids_in, double(time_step)).impact) continue;
     // Inert contacts leave the problem as they do in the step.
     std::vector<int> ids = ids_in;
-    assemble<true>(s, members, ids, joints, num_joints, info, true);
+    assemble_rows<true>(s, members, ids, joints, num_joints, info, true);
     if (drop_inert_contacts(s, ids) > 0) {
       if (ids.empty()) continue;
-      assemble<true>(s, members, ids, joints, num_joints, info, true);
+      assemble_rows<true>(s, members, ids, joints, num_joints, info, true);
     }
-    const internal::ClusterPlan cluster = plan(s, config_, members, ids, double(time_step));
+    const internal::ClusterPlan cluster = plan_of(s, config_, members, ids, double(time_step));
     if (!cluster.impact) continue;
     const int m = static_cast<int>(ids.size());
     PredictedImpact prediction;

@@ -500,497 +500,490 @@ struct NodeGraph {
   int end_b(int k) const { return s.points[static_cast<size_t>(k)].b.node; }
 };
 
-// Resolves one cluster (header, points 3–5).
-void resolve(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
-             const Cluster& c, btTypedConstraint** constraints, int num_constraints,
-             const btContactSolverInfo& info) {
-  const double h = double(info.m_timeStep);
-  double gravity = 0.0;
-  for (const int j : c.members) gravity = std::max(gravity, node_gravity(s, s.nodes[j]));
-  // Plan (cluster_stages.h).
-  internal::ClusterPlan plan(threshold_for(config, gravity, h));
-  for (const int id : c.ids) plan.add(s.points[id].u, *s.points[id].point);
-  internal::decide_law(config, static_cast<int>(c.ids.size()), plan);
-  if (plan.law == internal::PlannedLaw::kNone) return;  // the base solver's
-  const bool routh = plan.routh();
+// One cluster of the batch as the shared pipeline sees it
+// (internal::run_cluster): the multibody adapter's plan inputs, assembly in
+// generalized coordinates (header, "Generalized velocities"), outcome checks
+// and write-back.
+struct MultibodyCluster {
+  MultibodyCluster(Impl& state, const MultiBodyImpactSolverConfig& settings, const Cluster& cluster,
+                   btTypedConstraint** joints, int num_joints, const btContactSolverInfo& solver_info)
+      : s(state), config(settings), c(cluster), constraints(joints), num_constraints(num_joints),
+        info(solver_info), h(double(solver_info.m_timeStep)) {}
 
-  MultiBodyImpactReport report;
-  internal::report_plan(config, plan, static_cast<int>(c.ids.size()), stats, report);
-  // Cluster layout: multibodies first, then rigid bodies.
-  std::vector<int> order = c.members;
-  std::stable_partition(order.begin(), order.end(),
-                        [&](int j) { return s.nodes[j].multibody != nullptr; });
-  std::vector<int> local(s.nodes.size(), -1);
+  Impl& s;
+  const MultiBodyImpactSolverConfig& config;
+  const Cluster& c;
+  btTypedConstraint** constraints;
+  int num_constraints;
+  const btContactSolverInfo& info;
+  double h;
+  // The cluster layout: multibodies first, then rigid bodies.
+  std::vector<int> order;
+  std::vector<int> local;        // node → position in `order`, −1 outside the cluster
   Rows rows;
-  bool snapshots = true;
-  for (int q = 0; q < static_cast<int>(order.size()); ++q) {
-    const Impl::Node& node = s.nodes[order[q]];
-    local[order[q]] = q;
-    rows.starts.push_back(rows.n);
-    if (node.multibody != nullptr) {
-      report.multibodies.push_back(node.multibody);
-      if (config.on_impact) report.multibody_ids.push_back(multibody_id(s, node.multibody));
-      bool found = false;
-      s.pre_force(*node.multibody, &found);
-      snapshots = snapshots && found;
-      rows.n += free_count(*node.multibody);
-    } else {
-      report.bodies.push_back(node.rigid);
-      report.body_ids.push_back(node.rigid->getWorldArrayIndex());
-      rows.n += 6;
-    }
-  }
-  report.offsets = rows.starts;
-  const auto report_contact = [](const Impl::Point& p, double approach) {
+  bool assembled = false;
+  std::vector<btVector3> normals;  // of the kept rows
+  Eigen::VectorXd base_velocity;   // what δ is added to: v_post (multibody), v (rigid)
+  Eigen::VectorXd v_star;          // what δ is measured from (before the projections)
+  Eigen::VectorXd written;         // the velocities apply() writes
+  Eigen::VectorXd distances;       // policy time_of_impact
+  Eigen::VectorXd applied;         // v⁺, once applied
+
+  static ImpactReport::Contact report_contact(const Impl::Point& p, double approach) {
     return internal::contact_report(p.a.object, p.b.object, *p.point, approach);
-  };
-  std::vector<ImpactReport::Contact> unresolved;  // approach speeds before this step's forces
-  for (const int id : c.ids) unresolved.push_back(report_contact(s.points[id], -s.points[id].u));
-  if (plan.law == internal::PlannedLaw::kBaseSolver) {  // over the Routh cap: reported
-    report.contacts = std::move(unresolved);
-    internal::notify(config.on_impact, stats, report);
-    return;
   }
-  // Fallback (header, "Never fail the host"): nothing has been written for
-  // this cluster; its points keep Bullet's restitution. `reason` is empty
-  // when the law failed (its status and message stand), else the status is
-  // kInfeasible.
-  const auto fail = [&](const std::string& reason) {
-    if (!reason.empty()) {
-      report.status = Status::kInfeasible;
-      internal::add_message(report, reason);
-    }
-    report.velocity_after.resize(0);
-    internal::mark_fallback(report, std::move(unresolved), stats);
-    internal::notify(config.on_impact, stats, report);
-  };
-  // Non-finite restitution or friction on any point of the cluster (a
-  // user's NaN, or an overflowing combiner) is bad input for the law.
-  for (const int id : c.ids) {
-    const btManifoldPoint& point = *s.points[id].point;
-    if (!std::isfinite(double(point.m_combinedRestitution)) || !std::isfinite(double(point.m_combinedFriction))) {
-      fail("non-finite combined restitution or friction on a contact point");
-      return;
-    }
+  static internal::Assembly fail(std::string why) { return {internal::Assembly::kFailed, std::move(why)}; }
+
+  internal::ClusterPlan plan() const {
+    double gravity = 0.0;
+    for (const int j : c.members) gravity = std::max(gravity, node_gravity(s, s.nodes[j]));
+    internal::ClusterPlan plan(threshold_for(config, gravity, h));
+    for (const int id : c.ids) plan.add(s.points[id].u, *s.points[id].point);
+    internal::decide_law(config, static_cast<int>(c.ids.size()), plan);
+    return plan;
   }
-  // Multibody constraints that are not in the impact metric.
-  for (const Impl::Binding& binding : s.bindings) {
-    bool binds = false;
-    for (const int j : c.members) {
-      const Impl::Node& node = s.nodes[j];
-      binds = binds || (node.multibody != nullptr && (node.multibody == binding.a || node.multibody == binding.b)) ||
-              (node.rigid != nullptr && binding.rigid_island >= 0 && node.rigid->getIslandTag() == binding.rigid_island);
-    }
-    if (binds) {
-      fail(std::string(binding.kind) +
-               " binds a body of the cluster and is not part of the impact metric (its rows are not "
-               "modelled in the impact)");
-      return;
-    }
-  }
-  if (!snapshots) {
-    fail("no pre-force snapshot of a multibody (not in the world when the step began)");
-    return;
+  int candidates() const { return static_cast<int>(c.ids.size()); }
+  std::vector<ImpactReport::Contact> unresolved_contacts() const {
+    std::vector<ImpactReport::Contact> out;
+    for (const int id : c.ids) out.push_back(report_contact(s.points[id], -s.points[id].u));
+    return out;
   }
 
-  // Inverse inertia and mid-step velocity (header, "Step order").
-  rows.inverse_mass.setZero(rows.n, rows.n);
-  rows.admissible.resize(rows.n);
-  Eigen::VectorXd base_velocity(rows.n);  // what δ is added to: v_post (multibody), v (rigid)
-  std::vector<int> rigid_local;  // rigid members' positions in `order`
-  for (int q = 0; q < static_cast<int>(order.size()); ++q) {
-    const Impl::Node& node = s.nodes[order[q]];
-    const int o = rows.starts[q];
-    if (node.multibody != nullptr) {
-      btMultiBody& mb = *node.multibody;
-      const int full = 6 + mb.getNumDofs(), first = first_free(mb), f = free_count(mb);
-      const Eigen::VectorXd post = Impl::velocity_vector(mb);
-      const Eigen::VectorXd pre = s.pre_force(mb);
-      rows.admissible.segment(o, f) = 0.5 * (pre + post).tail(f);
-      base_velocity.segment(o, f) = post.tail(f);
-      btAlignedObjectArray<btScalar> force, out;
-      force.resize(full);
-      out.resize(full);
-      Eigen::MatrixXd block(f, f);
-      for (int k = 0; k < f; ++k) {
-        for (int i = 0; i < full; ++i) force[i] = 0;
-        force[first + k] = 1;
-        mb.calcAccelerationDeltasMultiDof(&force[0], &out[0], s.scratch_r, s.scratch_v);
-        for (int i = 0; i < f; ++i) block(i, k) = double(out[first + i]);
+  // The layout (order, local, rows.starts, rows.n); whether every multibody
+  // has its pre-force snapshot.
+  bool layout() {
+    order = c.members;
+    std::stable_partition(order.begin(), order.end(), [&](int j) { return s.nodes[j].multibody != nullptr; });
+    local.assign(s.nodes.size(), -1);
+    rows.starts.clear();
+    rows.n = 0;
+    bool snapshots = true;
+    for (int q = 0; q < static_cast<int>(order.size()); ++q) {
+      const Impl::Node& node = s.nodes[order[q]];
+      local[order[q]] = q;
+      rows.starts.push_back(rows.n);
+      if (node.multibody != nullptr) {
+        bool found = false;
+        s.pre_force(*node.multibody, &found);
+        snapshots = snapshots && found;
+        rows.n += free_count(*node.multibody);
+      } else {
+        rows.n += 6;
       }
-      const double scale = block.cwiseAbs().maxCoeff();
-      const double asymmetry = (block - block.transpose()).cwiseAbs().maxCoeff();
-      if (!block.allFinite() || !(scale > 0.0) || asymmetry > kAbaAsymmetryTolerance * scale) {
-        fail("articulated-body inverse inertia is not finite or not symmetric (asymmetry " +
-                 std::to_string(asymmetry) + " of " + std::to_string(scale) + ")");
-        return;
-      }
-      rows.inverse_mass.block(o, o, f, f) = 0.5 * (block + block.transpose());
-    } else {
-      const btRigidBody& body = *node.rigid;
-      rigid_local.push_back(q);
-      rows.inverse_mass.block<6, 6>(o, o) = internal::body_inverse_mass(body);
-      const Eigen::Matrix<double, 6, 1> v = internal::body_velocity(body);
-      base_velocity.segment<6>(o) = v;
-      rows.admissible.segment<3>(o) =
-          v.head<3>() + to_eigen(body.getTotalForce() * body.getInvMass() * btScalar(0.5 * h));
-      rows.admissible.segment<3>(o + 3) =
-          v.tail<3>() + to_eigen(body.getInvInertiaTensorWorld() * body.getTotalTorque() * btScalar(0.5 * h));
     }
+    return snapshots;
   }
-  const Eigen::VectorXd v_star = rows.admissible;  // what δ is measured from
-  // Multibody couplings (header, "Joints and multibody constraints"): Bullet's
-  // own rows G of each coupling of the cluster; the metric gets them locked
-  // in, and v* is first projected onto G v + c = 0 (M-orthogonally: the
-  // plastic correction of the drift Bullet's soft constraints leave).
-  {
-    std::vector<btMultiBodyConstraint*> mine;
-    for (btMultiBodyConstraint* coupling : s.couplings)
-      for (const btMultiBody* mb : {coupling->getMultiBodyA(), coupling->getMultiBodyB()}) {
-        const auto it = s.node_index.find(mb);
-        if (it != s.node_index.end() && local[it->second] >= 0) {
-          mine.push_back(coupling);
-          break;
-        }
+
+  internal::Assembly assemble(internal::ClusterPlan& plan, ImpactReport&, ImpactStats&) {
+    const bool snapshots = layout();
+    // Non-finite restitution or friction on any point of the cluster (a
+    // user's NaN, or an overflowing combiner) is bad input for the law.
+    for (const int id : c.ids) {
+      const btManifoldPoint& point = *s.points[id].point;
+      if (!std::isfinite(double(point.m_combinedRestitution)) || !std::isfinite(double(point.m_combinedFriction))) {
+        return fail("non-finite combined restitution or friction on a contact point");
       }
-    if (!mine.empty()) {
-      btMultiBodyJacobianData data;
-      // A pool with one fixed solver body (the rows of multibody–multibody
-      // couplings never read it; Bullet's data structure expects one).
-      btAlignedObjectArray<btSolverBody> pool;
-      btSolverBody& fixed = pool.expandNonInitializing();
-      fixed.m_worldTransform.setIdentity();
-      for (btVector3* v : {&fixed.m_deltaLinearVelocity, &fixed.m_deltaAngularVelocity, &fixed.m_angularFactor,
-                           &fixed.m_linearFactor, &fixed.m_invMass, &fixed.m_pushVelocity, &fixed.m_turnVelocity,
-                           &fixed.m_linearVelocity, &fixed.m_angularVelocity, &fixed.m_externalForceImpulse,
-                           &fixed.m_externalTorqueImpulse})
-        v->setZero();
-      fixed.m_originalBody = nullptr;
-      data.m_solverBodyPool = &pool;
-      data.m_fixedBodyId = 0;
-      btMultiBodyConstraintArray coupling_rows;
-      // createConstraintRows gives each multibody a companion id (its slot in
-      // data.m_deltaVelocities): saved and restored around the call.
-      std::vector<std::pair<btMultiBody*, int>> companions;
-      for (btMultiBodyConstraint* coupling : mine)
-        for (btMultiBody* mb : {coupling->getMultiBodyA(), coupling->getMultiBodyB()})
-          companions.emplace_back(mb, mb->getCompanionId());
-      for (const auto& [mb, id] : companions) mb->setCompanionId(-1);
-      for (btMultiBodyConstraint* coupling : mine) coupling->createConstraintRows(coupling_rows, data, info);
-      for (auto it = companions.rbegin(); it != companions.rend(); ++it) it->first->setCompanionId(it->second);
-      const int k = coupling_rows.size();
-      Eigen::MatrixXd G = Eigen::MatrixXd::Zero(k, rows.n);
-      Eigen::VectorXd offset = Eigen::VectorXd::Zero(k);
-      for (int r = 0; r < k; ++r) {
-        const btMultiBodySolverConstraint& row = coupling_rows[r];
-        const std::pair<btMultiBody*, int> sides[2] = {{row.m_multiBodyA, row.m_jacAindex},
-                                                       {row.m_multiBodyB, row.m_jacBindex}};
-        for (const auto& [mb, index] : sides) {
-          if (mb == nullptr || index < 0) continue;
-          const int full = 6 + mb->getNumDofs();
-          if (index + full > data.m_jacobians.size())
-            throw std::out_of_range("multibody coupling: Jacobian index outside Bullet's rows");
+    }
+    // Multibody constraints that are not in the impact metric.
+    for (const Impl::Binding& binding : s.bindings) {
+      bool binds = false;
+      for (const int j : c.members) {
+        const Impl::Node& node = s.nodes[j];
+        binds = binds || (node.multibody != nullptr && (node.multibody == binding.a || node.multibody == binding.b)) ||
+                (node.rigid != nullptr && binding.rigid_island >= 0 && node.rigid->getIslandTag() == binding.rigid_island);
+      }
+      if (binds) {
+        return fail(std::string(binding.kind) +
+                 " binds a body of the cluster and is not part of the impact metric (its rows are not "
+                 "modelled in the impact)");
+      }
+    }
+    if (!snapshots) {
+      return fail("no pre-force snapshot of a multibody (not in the world when the step began)");
+    }
+
+    // Inverse inertia and mid-step velocity (header, "Step order").
+    rows.inverse_mass.setZero(rows.n, rows.n);
+    rows.admissible.resize(rows.n);
+    base_velocity.resize(rows.n);
+    std::vector<int> rigid_local;  // rigid members' positions in `order`
+    for (int q = 0; q < static_cast<int>(order.size()); ++q) {
+      const Impl::Node& node = s.nodes[order[q]];
+      const int o = rows.starts[q];
+      if (node.multibody != nullptr) {
+        btMultiBody& mb = *node.multibody;
+        const int full = 6 + mb.getNumDofs(), first = first_free(mb), f = free_count(mb);
+        const Eigen::VectorXd post = Impl::velocity_vector(mb);
+        const Eigen::VectorXd pre = s.pre_force(mb);
+        rows.admissible.segment(o, f) = 0.5 * (pre + post).tail(f);
+        base_velocity.segment(o, f) = post.tail(f);
+        btAlignedObjectArray<btScalar> force, out;
+        force.resize(full);
+        out.resize(full);
+        Eigen::MatrixXd block(f, f);
+        for (int k = 0; k < f; ++k) {
+          for (int i = 0; i < full; ++i) force[i] = 0;
+          force[first + k] = 1;
+          mb.calcAccelerationDeltasMultiDof(&force[0], &out[0], s.scratch_r, s.scratch_v);
+          for (int i = 0; i < f; ++i) block(i, k) = double(out[first + i]);
+        }
+        const double scale = block.cwiseAbs().maxCoeff();
+        const double asymmetry = (block - block.transpose()).cwiseAbs().maxCoeff();
+        if (!block.allFinite() || !(scale > 0.0) || asymmetry > kAbaAsymmetryTolerance * scale) {
+          return fail("articulated-body inverse inertia is not finite or not symmetric (asymmetry " +
+                   std::to_string(asymmetry) + " of " + std::to_string(scale) + ")");
+        }
+        rows.inverse_mass.block(o, o, f, f) = 0.5 * (block + block.transpose());
+      } else {
+        const btRigidBody& body = *node.rigid;
+        rigid_local.push_back(q);
+        rows.inverse_mass.block<6, 6>(o, o) = internal::body_inverse_mass(body);
+        const Eigen::Matrix<double, 6, 1> v = internal::body_velocity(body);
+        base_velocity.segment<6>(o) = v;
+        rows.admissible.segment<3>(o) =
+            v.head<3>() + to_eigen(body.getTotalForce() * body.getInvMass() * btScalar(0.5 * h));
+        rows.admissible.segment<3>(o + 3) =
+            v.tail<3>() + to_eigen(body.getInvInertiaTensorWorld() * body.getTotalTorque() * btScalar(0.5 * h));
+      }
+    }
+    v_star = rows.admissible;  // what δ is measured from
+    // Multibody couplings (header, "Joints and multibody constraints"): Bullet's
+    // own rows G of each coupling of the cluster; the metric gets them locked
+    // in, and v* is first projected onto G v + c = 0 (M-orthogonally: the
+    // plastic correction of the drift Bullet's soft constraints leave).
+    {
+      std::vector<btMultiBodyConstraint*> mine;
+      for (btMultiBodyConstraint* coupling : s.couplings)
+        for (const btMultiBody* mb : {coupling->getMultiBodyA(), coupling->getMultiBodyB()}) {
           const auto it = s.node_index.find(mb);
-          const int q = it == s.node_index.end() ? -1 : local[it->second];
-          const int first = q >= 0 ? first_free(*mb) : full;
-          const Eigen::VectorXd v = Impl::velocity_vector(*mb);
-          for (int kk = 0; kk < full; ++kk) {
-            const double j = double(data.m_jacobians[index + kk]);
-            if (kk >= first)
-              G(r, rows.starts[q] + kk - first) += j;
-            else
-              offset[r] += j * v[kk];
+          if (it != s.node_index.end() && local[it->second] >= 0) {
+            mine.push_back(coupling);
+            break;
           }
         }
-      }
-      if (!G.allFinite() || !offset.allFinite()) {
-        fail("non-finite rows of a multibody coupling constraint");
-        return;
-      }
-      Eigen::MatrixXd coupled;
-      Eigen::VectorXd correction;
-      couple(rows.inverse_mass, G, G * rows.admissible + offset, coupled, correction);
-      rows.inverse_mass = coupled;
-      rows.admissible -= correction;
-    }
-  }
-  // Rigid joints: the joint-constrained metric on the rigid sub-block.
-  if (!rigid_local.empty() && num_constraints > 0) {
-    const int nr = static_cast<int>(rigid_local.size());
-    const int o0 = rows.starts[rigid_local.front()];  // rigid blocks are contiguous, last
-    Eigen::MatrixXd G;
-    internal::append_bilateral_joint_rows(
-        constraints, num_constraints,
-        [&](const btRigidBody* body) {
-          const auto it = s.node_index.find(body);
-          if (it == s.node_index.end() || local[it->second] < 0) return -1;
-          return local[it->second] - rigid_local.front();
-        },
-        nr, info, G);
-    if (G.rows() > 0) {
-      // As for multibody couplings: v* is projected M-orthogonally onto the
-      // joints (G v = 0) before the impact — Bullet's joints are soft, and a
-      // law fed a violating v* in the locked metric can add energy. A joint to
-      // a MOVING kinematic body would need its offset: such a cluster falls
-      // back instead.
-      for (int k = 0; k < num_constraints; ++k) {
-        const btTypedConstraint& joint = *constraints[k];
-        if (!joint.isEnabled()) continue;
-        bool in_cluster = false, moving_kinematic = false;
-        for (const btRigidBody* body : {&joint.getRigidBodyA(), &joint.getRigidBodyB()}) {
-          const auto it = s.node_index.find(body);
-          in_cluster = in_cluster || (it != s.node_index.end() && local[it->second] >= 0);
-          moving_kinematic = moving_kinematic ||
-                             (body->isKinematicObject() && (body->getLinearVelocity().length2() > 0 ||
-                                                            body->getAngularVelocity().length2() > 0));
+      if (!mine.empty()) {
+        btMultiBodyJacobianData data;
+        // A pool with one fixed solver body (the rows of multibody–multibody
+        // couplings never read it; Bullet's data structure expects one).
+        btAlignedObjectArray<btSolverBody> pool;
+        btSolverBody& fixed = pool.expandNonInitializing();
+        fixed.m_worldTransform.setIdentity();
+        for (btVector3* v : {&fixed.m_deltaLinearVelocity, &fixed.m_deltaAngularVelocity, &fixed.m_angularFactor,
+                             &fixed.m_linearFactor, &fixed.m_invMass, &fixed.m_pushVelocity, &fixed.m_turnVelocity,
+                             &fixed.m_linearVelocity, &fixed.m_angularVelocity, &fixed.m_externalForceImpulse,
+                             &fixed.m_externalTorqueImpulse})
+          v->setZero();
+        fixed.m_originalBody = nullptr;
+        data.m_solverBodyPool = &pool;
+        data.m_fixedBodyId = 0;
+        btMultiBodyConstraintArray coupling_rows;
+        // createConstraintRows gives each multibody a companion id (its slot in
+        // data.m_deltaVelocities): saved and restored around the call.
+        std::vector<std::pair<btMultiBody*, int>> companions;
+        for (btMultiBodyConstraint* coupling : mine)
+          for (btMultiBody* mb : {coupling->getMultiBodyA(), coupling->getMultiBodyB()})
+            companions.emplace_back(mb, mb->getCompanionId());
+        for (const auto& [mb, id] : companions) mb->setCompanionId(-1);
+        for (btMultiBodyConstraint* coupling : mine) coupling->createConstraintRows(coupling_rows, data, info);
+        for (auto it = companions.rbegin(); it != companions.rend(); ++it) it->first->setCompanionId(it->second);
+        const int k = coupling_rows.size();
+        Eigen::MatrixXd G = Eigen::MatrixXd::Zero(k, rows.n);
+        Eigen::VectorXd offset = Eigen::VectorXd::Zero(k);
+        for (int r = 0; r < k; ++r) {
+          const btMultiBodySolverConstraint& row = coupling_rows[r];
+          const std::pair<btMultiBody*, int> sides[2] = {{row.m_multiBodyA, row.m_jacAindex},
+                                                         {row.m_multiBodyB, row.m_jacBindex}};
+          for (const auto& [mb, index] : sides) {
+            if (mb == nullptr || index < 0) continue;
+            const int full = 6 + mb->getNumDofs();
+            if (index + full > data.m_jacobians.size())
+              throw std::out_of_range("multibody coupling: Jacobian index outside Bullet's rows");
+            const auto it = s.node_index.find(mb);
+            const int q = it == s.node_index.end() ? -1 : local[it->second];
+            const int first = q >= 0 ? first_free(*mb) : full;
+            const Eigen::VectorXd v = Impl::velocity_vector(*mb);
+            for (int kk = 0; kk < full; ++kk) {
+              const double j = double(data.m_jacobians[index + kk]);
+              if (kk >= first)
+                G(r, rows.starts[q] + kk - first) += j;
+              else
+                offset[r] += j * v[kk];
+            }
+          }
         }
-        if (in_cluster && moving_kinematic) {
-          fail("a btTypedConstraint joins the cluster to a moving kinematic body");
-          return;
+        if (!G.allFinite() || !offset.allFinite()) {
+          return fail("non-finite rows of a multibody coupling constraint");
+        }
+        Eigen::MatrixXd coupled;
+        Eigen::VectorXd correction;
+        couple(rows.inverse_mass, G, G * rows.admissible + offset, coupled, correction);
+        rows.inverse_mass = coupled;
+        rows.admissible -= correction;
+      }
+    }
+    // Rigid joints: the joint-constrained metric on the rigid sub-block.
+    if (!rigid_local.empty() && num_constraints > 0) {
+      const int nr = static_cast<int>(rigid_local.size());
+      const int o0 = rows.starts[rigid_local.front()];  // rigid blocks are contiguous, last
+      Eigen::MatrixXd G;
+      internal::append_bilateral_joint_rows(
+          constraints, num_constraints,
+          [&](const btRigidBody* body) {
+            const auto it = s.node_index.find(body);
+            if (it == s.node_index.end() || local[it->second] < 0) return -1;
+            return local[it->second] - rigid_local.front();
+          },
+          nr, info, G);
+      if (G.rows() > 0) {
+        // As for multibody couplings: v* is projected M-orthogonally onto the
+        // joints (G v = 0) before the impact — Bullet's joints are soft, and a
+        // law fed a violating v* in the locked metric can add energy. A joint to
+        // a MOVING kinematic body would need its offset: such a cluster falls
+        // back instead.
+        for (int k = 0; k < num_constraints; ++k) {
+          const btTypedConstraint& joint = *constraints[k];
+          if (!joint.isEnabled()) continue;
+          bool in_cluster = false, moving_kinematic = false;
+          for (const btRigidBody* body : {&joint.getRigidBodyA(), &joint.getRigidBodyB()}) {
+            const auto it = s.node_index.find(body);
+            in_cluster = in_cluster || (it != s.node_index.end() && local[it->second] >= 0);
+            moving_kinematic = moving_kinematic ||
+                               (body->isKinematicObject() && (body->getLinearVelocity().length2() > 0 ||
+                                                              body->getAngularVelocity().length2() > 0));
+          }
+          if (in_cluster && moving_kinematic) {
+            return fail("a btTypedConstraint joins the cluster to a moving kinematic body");
+          }
+        }
+        Eigen::MatrixXd G_full = Eigen::MatrixXd::Zero(G.rows(), rows.n);
+        G_full.middleCols(o0, 6 * nr) = G;
+        Eigen::MatrixXd coupled;
+        Eigen::VectorXd correction;
+        couple(rows.inverse_mass, G_full, G_full * rows.admissible, coupled, correction);
+        rows.inverse_mass = coupled;
+        rows.admissible -= correction;
+      }
+    }
+
+    // Normal rows; rows without a free coordinate are dropped.
+    normals.clear();
+    rows.kept.clear();
+    for (int r = 0; r < static_cast<int>(c.ids.size()); ++r) {
+      rows.kept.push_back(r);
+      normals.push_back(s.points[c.ids[r]].point->m_normalWorldOnB);
+    }
+    build_rows(s, c, local, rows, 1, normals, rows.normals, rows.offsets);
+    {
+      std::vector<int> kept;
+      std::vector<btVector3> kept_normals;
+      for (int r = 0; r < rows.normals.rows(); ++r) {
+        const double free_part = rows.normals.row(r).cwiseAbs().maxCoeff();
+        if (free_part > kZeroRowTolerance) {  // absolute: entries are unit-normal components and lever arms [m]
+          kept.push_back(rows.kept[r]);
+          kept_normals.push_back(normals[r]);
         }
       }
-      Eigen::MatrixXd G_full = Eigen::MatrixXd::Zero(G.rows(), rows.n);
-      G_full.middleCols(o0, 6 * nr) = G;
-      Eigen::MatrixXd coupled;
-      Eigen::VectorXd correction;
-      couple(rows.inverse_mass, G_full, G_full * rows.admissible, coupled, correction);
-      rows.inverse_mass = coupled;
-      rows.admissible -= correction;
+      if (kept.size() != rows.kept.size()) {
+        rows.kept = kept;
+        normals = kept_normals;
+        build_rows(s, c, local, rows, 1, normals, rows.normals, rows.offsets);
+      }
     }
+    const int m = static_cast<int>(rows.kept.size());
+    if (m == 0) return {internal::Assembly::kNothing, {}};
+    if (plan.routh()) {
+      // Tangent rows: t1 along the mid-step slip, else btPlaneSpace1's frame.
+      std::vector<btVector3> axes;
+      for (int r = 0; r < m; ++r)
+        for (const btVector3& e : {btVector3(1, 0, 0), btVector3(0, 1, 0), btVector3(0, 0, 1)})
+          axes.push_back(e);
+      Eigen::MatrixXd axis_rows;
+      Eigen::VectorXd axis_b;
+      build_rows(s, c, local, rows, 3, axes, axis_rows, axis_b);
+      const Eigen::VectorXd relative = axis_rows * rows.admissible + axis_b;
+      const Eigen::VectorXd u = rows.normals * rows.admissible + rows.offsets;
+      const double approach = std::max(0.0, -u.minCoeff());
+      std::vector<btVector3> tangents;  // t1, t2 of contact r at 2r, 2r + 1
+      rows.friction.resize(m);
+      rows.t1.resize(static_cast<size_t>(m));
+      rows.t2.resize(static_cast<size_t>(m));
+      for (int r = 0; r < m; ++r) {
+        const Eigen::Vector3d n = to_eigen(normals[r]).normalized();
+        const Eigen::Vector3d rel = relative.segment<3>(3 * r);
+        const Eigen::Vector3d slip = rel - rel.dot(n) * n;
+        Eigen::Vector3d& t1 = rows.t1[static_cast<size_t>(r)];
+        Eigen::Vector3d& t2 = rows.t2[static_cast<size_t>(r)];
+        internal::tangent_frame(n, slip, approach, t1, t2);
+        t2 = n.cross(t1);  // header, "Deviations": t2 = n̂ × t1 for either t1
+        tangents.push_back(to_bullet(t1));
+        tangents.push_back(to_bullet(t2));
+        rows.friction[r] = std::max(0.0, double(s.points[c.ids[rows.kept[r]]].point->m_combinedFriction));
+      }
+      build_rows(s, c, local, rows, 2, tangents, rows.tangents, rows.tangent_offsets);
+    }
+    assembled = true;
+    return {};
   }
 
-  // Normal rows; rows without a free coordinate are dropped.
-  std::vector<btVector3> normals;
-  for (int r = 0; r < static_cast<int>(c.ids.size()); ++r) {
-    rows.kept.push_back(r);
-    normals.push_back(s.points[c.ids[r]].point->m_normalWorldOnB);
+  const internal::LawRows& law_rows() const { return rows; }
+  bool finite() const { return rows.finite(!rows.t1.empty()); }
+  ImpactReport::Contact contact(int row, double approach) const {
+    return report_contact(s.points[c.ids[rows.kept[row]]], approach);
   }
-  build_rows(s, c, local, rows, 1, normals, rows.normals, rows.offsets);
-  {
-    std::vector<int> kept;
-    std::vector<btVector3> kept_normals;
-    for (int r = 0; r < rows.normals.rows(); ++r) {
-      const double free_part = rows.normals.row(r).cwiseAbs().maxCoeff();
-      if (free_part > kZeroRowTolerance) {  // absolute: entries are unit-normal components and lever arms [m]
-        kept.push_back(rows.kept[r]);
-        kept_normals.push_back(normals[r]);
+  double energy_before() const { return kinetic_energy(rows.inverse_mass, rows.admissible); }
+  internal::LawInputs law_inputs(const internal::ClusterPlan& plan) {
+    const int m = rows.contacts();
+    internal::LawInputs inputs;
+    if (config.policy == OrderPolicy::kTimeOfImpact) {  // proximity.h
+      distances.resize(m);
+      for (int r = 0; r < m; ++r) distances[r] = double(s.points[c.ids[rows.kept[r]]].point->getDistance());
+      inputs.distances = &distances;
+    }
+    if (plan.routh()) {
+      int key = std::numeric_limits<int>::max();
+      for (const int id : c.ids)
+        for (const Impl::Side* side : {&s.points[id].a, &s.points[id].b})
+          if (side->node >= 0) key = std::min(key, side->object->getWorldArrayIndex());
+      inputs.routh_seed = internal::routh_seed(config.seed, s.steps, key);
+    }
+    inputs.compute_indeterminacy = config.compute_indeterminacy;
+    return inputs;
+  }
+  // The projections onto couplings and joints are part of δ = v⁺ − v*.
+  Eigen::VectorXd complete(const Eigen::VectorXd& law_velocity) const { return law_velocity; }
+  double energy(const Eigen::VectorXd& velocity) const { return kinetic_energy(rows.inverse_mass, velocity); }
+
+  // The written velocities: v_post + δ (multibody), v + δ (rigid).
+  bool check(const Eigen::VectorXd& after, ImpactReport& report, ImpactStats&) {
+    const auto reject = [&](const std::string& why) {
+      report.status = Status::kInfeasible;
+      internal::add_message(report, why);
+      return false;
+    };
+    // Write-back: v_post + δ (multibody), v + δ (rigid). Everything the
+    // report needs is built first; only finite velocities are written, and
+    // the commit below (velocities, restitution off) cannot throw.
+    if (after.size() != rows.n || !after.allFinite()) return reject("non-finite post-impact velocity");
+    written = base_velocity + (after - v_star);
+    if (!written.allFinite()) return reject("non-finite post-impact velocity");
+    // Bullet clamps every coordinate of a multibody's velocity vector to
+    // ±getMaxCoordinateVelocity() whenever a solver applies a velocity change
+    // to it (btMultiBody::applyDeltaVeeMultiDof), which would cut this outcome
+    // behind the law's back: a cut in a coupled metric can even ADD energy. An
+    // outcome beyond the clamp is therefore not written (header, "Never fail
+    // the host").
+    for (int q = 0; q < static_cast<int>(order.size()); ++q) {
+      const btMultiBody* mb = s.nodes[order[q]].multibody;
+      if (mb == nullptr) continue;
+      const double cap = double(mb->getMaxCoordinateVelocity());
+      const int f = free_count(*mb);
+      if (f == 0) continue;
+      const double largest = written.segment(rows.starts[q], f).cwiseAbs().maxCoeff();
+      if (largest > cap) {
+        return reject("post-impact coordinate velocity " + std::to_string(largest) +
+                 " beyond btMultiBody::getMaxCoordinateVelocity() = " + std::to_string(cap) +
+                 " (Bullet would clamp it)");
       }
     }
-    if (kept.size() != rows.kept.size()) {
-      rows.kept = kept;
-      normals = kept_normals;
-      build_rows(s, c, local, rows, 1, normals, rows.normals, rows.offsets);
-    }
+    return true;
   }
-  const int m = static_cast<int>(rows.kept.size());
-  if (m == 0) return;
-  if (!rows.admissible.allFinite() || !rows.inverse_mass.allFinite() || !rows.normals.allFinite() ||
-      !rows.offsets.allFinite()) {
-    fail("non-finite body state or contact geometry");
-    return;
-  }
-  if (routh) {
-    // Tangent rows: t1 along the mid-step slip, else btPlaneSpace1's frame.
-    std::vector<btVector3> axes;
+
+  bool apply(const Eigen::VectorXd& after, const internal::ClusterPlan& plan) {
+    const int m = rows.contacts();
+    // Points the impact leaves closed but overlapping — Bullet found them only
+    // after they penetrated (a striker stopped against the row it struck) —
+    // are separated at position level, q ⊕ M⁻¹_G Jᵀμ, no velocity changing,
+    // as the rigid adapter does: the base solver's Baumgarte push would
+    // otherwise turn the overlap into kinetic energy in the next step. μ ≥ 0 is
+    // the least push that clears every overlap, W μ ≥ depth (W = J M⁻¹_G Jᵀ),
+    // with equality where μ > 0 (core/separation.h, shared with the rigid
+    // adapter; a push along a row of touching bodies reaches the far end). A
+    // point separating at u⁺ clears u⁺h of its overlap during the step
+    // itself; only the rest counts (a tilted strike leaves a stopped striker
+    // separating at ~1e-6 m/s, far too slow to clear millimetres).
+    Eigen::VectorXd depth(m);
     for (int r = 0; r < m; ++r)
-      for (const btVector3& e : {btVector3(1, 0, 0), btVector3(0, 1, 0), btVector3(0, 0, 1)})
-        axes.push_back(e);
-    Eigen::MatrixXd axis_rows;
-    Eigen::VectorXd axis_b;
-    build_rows(s, c, local, rows, 3, axes, axis_rows, axis_b);
-    const Eigen::VectorXd relative = axis_rows * rows.admissible + axis_b;
-    const Eigen::VectorXd u = rows.normals * rows.admissible + rows.offsets;
-    const double approach = std::max(0.0, -u.minCoeff());
-    std::vector<btVector3> tangents;  // t1, t2 of contact r at 2r, 2r + 1
-    rows.friction.resize(m);
-    rows.t1.resize(static_cast<size_t>(m));
-    rows.t2.resize(static_cast<size_t>(m));
+      depth[r] = -double(s.points[c.ids[rows.kept[r]]].point->getDistance()) -
+                 std::max(0.0, rows.normals.row(r).dot(after) + rows.offsets[r]) * h;
+    const Eigen::VectorXd displacement =
+        simpact::internal::separation_displacement(rows.normals, rows.inverse_mass, depth);
+    if (!displacement.allFinite()) return false;
+
+    // Apply: velocities and displacements, then the hand-off of the points.
+    btAlignedObjectArray<btScalar> step;  // a multibody's displacement in its velocity layout
+    s.hidden.reserve(s.hidden.size() + static_cast<size_t>(m));
+    for (int q = 0; q < static_cast<int>(order.size()); ++q) {
+      const Impl::Node& node = s.nodes[order[q]];
+      const int o = rows.starts[q];
+      if (node.multibody != nullptr) {
+        btMultiBody& mb = *node.multibody;
+        const int first = first_free(mb);
+        const auto value = [&](int k) { return btScalar(written[o + k - first]); };
+        if (first == 0) {
+          mb.setBaseOmega(btVector3(value(0), value(1), value(2)));
+          mb.setBaseVel(btVector3(value(3), value(4), value(5)));
+        }
+        for (int link = 0; link < mb.getNumLinks(); ++link) {
+          btScalar* qd = mb.getJointVelMultiDof(link);
+          const btMultibodyLink& l = mb.getLink(link);
+          for (int d = 0; d < l.m_dofCount; ++d) qd[d] = value(6 + l.m_dofOffset + d);
+        }
+        const int f = free_count(mb);
+        if (displacement.segment(o, f).squaredNorm() > 0.0) {
+          // Bullet's own position step (joint kinds, quaternions) with the
+          // displacement as the velocity over a unit time.
+          step.resize(6 + mb.getNumDofs());
+          for (int k = 0; k < 6 + mb.getNumDofs(); ++k)
+            step[k] = k >= first ? btScalar(displacement[o + k - first]) : btScalar(0);
+          mb.stepPositionsMultiDof(1, nullptr, &step[0]);
+        }
+      } else {
+        internal::set_body_velocity(*node.rigid, written.segment<6>(o));
+        const Eigen::Matrix<double, 6, 1> delta = displacement.segment<6>(o);
+        if (delta.squaredNorm() > 0.0) internal::move_body(*node.rigid, delta);
+      }
+    }
+    // Restitution off for the base solve (restored afterwards), no warm
+    // start, no push-out of the resolved points in this step; the points the
+    // impact leaves separating faster than the threshold are hidden from the
+    // base solver (as in the rigid adapter: it has nothing to do there).
+    for (const int id : c.ids) {
+      btManifoldPoint& point = *s.points[id].point;
+      s.handoff.mute_restitution(point);
+      internal::BaseSolverHandoff::forget(point);
+    }
     for (int r = 0; r < m; ++r) {
-      const Eigen::Vector3d n = to_eigen(normals[r]).normalized();
-      const Eigen::Vector3d rel = relative.segment<3>(3 * r);
-      const Eigen::Vector3d slip = rel - rel.dot(n) * n;
-      Eigen::Vector3d& t1 = rows.t1[static_cast<size_t>(r)];
-      Eigen::Vector3d& t2 = rows.t2[static_cast<size_t>(r)];
-      internal::tangent_frame(n, slip, approach, t1, t2);
-      t2 = n.cross(t1);  // header, "Deviations": t2 = n̂ × t1 for either t1
-      tangents.push_back(to_bullet(t1));
-      tangents.push_back(to_bullet(t2));
-      rows.friction[r] = std::max(0.0, double(s.points[c.ids[rows.kept[r]]].point->m_combinedFriction));
+      const Impl::Point& p = s.points[c.ids[rows.kept[r]]];
+      if (p.manifold != nullptr && rows.normals.row(r).dot(after) + rows.offsets[r] > plan.threshold)
+        s.hidden.emplace_back(p.manifold, p.index);
     }
-    build_rows(s, c, local, rows, 2, tangents, rows.tangents, rows.tangent_offsets);
-  }
-  if (!rows.finite(routh)) {
-    fail("non-finite body state or contact geometry");
-    return;
+    applied = after;
+    return true;
   }
 
-  // Resolve (cluster_stages.h).
-  ++stats.impacts;  // handed to a law
-  report.velocity_before = rows.admissible;
-  report.normals = rows.normals;
-  report.normal_offsets = rows.offsets;
-  report.energy_before = kinetic_energy(rows.inverse_mass, rows.admissible);
-  {
-    const Eigen::VectorXd u_before = rows.normals * rows.admissible + rows.offsets;
-    for (int r = 0; r < m; ++r) report.contacts.push_back(report_contact(s.points[c.ids[rows.kept[r]]], -u_before[r]));
-  }
-  internal::LawInputs inputs;
-  Eigen::VectorXd distances;
-  if (config.policy == OrderPolicy::kTimeOfImpact) {  // proximity.h
-    distances.resize(m);
-    for (int r = 0; r < m; ++r) distances[r] = double(s.points[c.ids[rows.kept[r]]].point->getDistance());
-    inputs.distances = &distances;
-  }
-  if (routh) {
-    int key = std::numeric_limits<int>::max();
-    for (const int id : c.ids)
-      for (const Impl::Side* side : {&s.points[id].a, &s.points[id].b})
-        if (side->node >= 0) key = std::min(key, side->object->getWorldArrayIndex());
-    inputs.routh_seed = internal::routh_seed(config.seed, s.steps, key);
-  }
-  inputs.compute_indeterminacy = config.compute_indeterminacy;
-  Eigen::VectorXd after;
-  if (!internal::resolve_law(rows, plan, config, inputs, s.law, stats, report, after)) {
-    fail("");
-    return;
-  }
+  void failed() {}  // nothing was written; the points keep Bullet's restitution
 
-  // Write-back: v_post + δ (multibody), v + δ (rigid). Everything the
-  // report needs is built first; only finite velocities are written, and
-  // the commit below (velocities, restitution off) cannot throw.
-  const Eigen::VectorXd written = base_velocity + (after - v_star);
-  if (after.size() != rows.n || !after.allFinite() || !written.allFinite()) {
-    fail("non-finite post-impact velocity");
-    return;
-  }
-  // Bullet clamps every coordinate of a multibody's velocity vector to
-  // ±getMaxCoordinateVelocity() whenever a solver applies a velocity change
-  // to it (btMultiBody::applyDeltaVeeMultiDof), which would cut this outcome
-  // behind the law's back: a cut in a coupled metric can even ADD energy. An
-  // outcome beyond the clamp is therefore not written (header, "Never fail
-  // the host").
-  for (int q = 0; q < static_cast<int>(order.size()); ++q) {
-    const btMultiBody* mb = s.nodes[order[q]].multibody;
-    if (mb == nullptr) continue;
-    const double cap = double(mb->getMaxCoordinateVelocity());
-    const int f = free_count(*mb);
-    if (f == 0) continue;
-    const double largest = written.segment(rows.starts[q], f).cwiseAbs().maxCoeff();
-    if (largest > cap) {
-      fail("post-impact coordinate velocity " + std::to_string(largest) +
-               " beyond btMultiBody::getMaxCoordinateVelocity() = " + std::to_string(cap) +
-               " (Bullet would clamp it)");
-      return;
-    }
-  }
-  report.velocity_after = after;
-  report.energy_after = kinetic_energy(rows.inverse_mass, after);
-  // Points the impact leaves closed but overlapping — Bullet found them only
-  // after they penetrated (a striker stopped against the row it struck) —
-  // are separated at position level, q ⊕ M⁻¹_G Jᵀμ, no velocity changing,
-  // as the rigid adapter does: the base solver's Baumgarte push would
-  // otherwise turn the overlap into kinetic energy in the next step. μ ≥ 0 is
-  // the least push that clears every overlap, W μ ≥ depth (W = J M⁻¹_G Jᵀ),
-  // with equality where μ > 0 (core/separation.h, shared with the rigid
-  // adapter; a push along a row of touching bodies reaches the far end). A
-  // point separating at u⁺ clears u⁺h of its overlap during the step
-  // itself; only the rest counts (a tilted strike leaves a stopped striker
-  // separating at ~1e-6 m/s, far too slow to clear millimetres).
-  Eigen::VectorXd depth(m);
-  for (int r = 0; r < m; ++r)
-    depth[r] = -double(s.points[c.ids[rows.kept[r]]].point->getDistance()) -
-               std::max(0.0, rows.normals.row(r).dot(after) + rows.offsets[r]) * h;
-  const Eigen::VectorXd displacement =
-      simpact::internal::separation_displacement(rows.normals, rows.inverse_mass, depth);
-  if (!displacement.allFinite()) {
-    fail("non-finite position correction");
-    return;
-  }
-
-  // Apply: velocities and displacements, then the hand-off of the points.
-  btAlignedObjectArray<btScalar> step;  // a multibody's displacement in its velocity layout
-  s.hidden.reserve(s.hidden.size() + static_cast<size_t>(m));
-  for (int q = 0; q < static_cast<int>(order.size()); ++q) {
-    const Impl::Node& node = s.nodes[order[q]];
-    const int o = rows.starts[q];
-    if (node.multibody != nullptr) {
-      btMultiBody& mb = *node.multibody;
-      const int first = first_free(mb);
-      const auto value = [&](int k) { return btScalar(written[o + k - first]); };
-      if (first == 0) {
-        mb.setBaseOmega(btVector3(value(0), value(1), value(2)));
-        mb.setBaseVel(btVector3(value(3), value(4), value(5)));
-      }
-      for (int link = 0; link < mb.getNumLinks(); ++link) {
-        btScalar* qd = mb.getJointVelMultiDof(link);
-        const btMultibodyLink& l = mb.getLink(link);
-        for (int d = 0; d < l.m_dofCount; ++d) qd[d] = value(6 + l.m_dofOffset + d);
-      }
-      const int f = free_count(mb);
-      if (displacement.segment(o, f).squaredNorm() > 0.0) {
-        // Bullet's own position step (joint kinds, quaternions) with the
-        // displacement as the velocity over a unit time.
-        step.resize(6 + mb.getNumDofs());
-        for (int k = 0; k < 6 + mb.getNumDofs(); ++k)
-          step[k] = k >= first ? btScalar(displacement[o + k - first]) : btScalar(0);
-        mb.stepPositionsMultiDof(1, nullptr, &step[0]);
-      }
-    } else {
-      internal::set_body_velocity(*node.rigid, written.segment<6>(o));
-      const Eigen::Matrix<double, 6, 1> delta = displacement.segment<6>(o);
-      if (delta.squaredNorm() > 0.0) internal::move_body(*node.rigid, delta);
-    }
-  }
-  // Restitution off for the base solve (restored afterwards), no warm
-  // start, no push-out of the resolved points in this step; the points the
-  // impact leaves separating faster than the threshold are hidden from the
-  // base solver (as in the rigid adapter: it has nothing to do there).
-  for (const int id : c.ids) {
-    btManifoldPoint& point = *s.points[id].point;
-    s.handoff.mute_restitution(point);
-    internal::BaseSolverHandoff::forget(point);
-  }
-  for (int r = 0; r < m; ++r) {
-    const Impl::Point& p = s.points[c.ids[rows.kept[r]]];
-    if (p.manifold != nullptr && rows.normals.row(r).dot(after) + rows.offsets[r] > plan.threshold)
-      s.hidden.emplace_back(p.manifold, p.index);
-  }
-  internal::notify(config.on_impact, stats, report);
-}
-
-// The report of a cluster whose resolution threw (nothing was written).
-void cluster_failed(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
-                    const Cluster& c, const char* what) noexcept {
-  try {
-    MultiBodyImpactReport report;
-    report.attempted_law = config.law == ImpactLaw::kRouth ? AppliedLaw::kRouth : AppliedLaw::kPropagative;
-    report.status = Status::kInfeasible;
-    report.message = std::string("exception while resolving (") + what + ")";
-    for (const int j : c.members) {
-      const Impl::Node& node = s.nodes[j];
+  void describe(MultiBodyImpactReport& report) {
+    if (order.empty()) layout();
+    for (int q = 0; q < static_cast<int>(order.size()); ++q) {
+      const Impl::Node& node = s.nodes[order[q]];
       if (node.multibody != nullptr) {
         report.multibodies.push_back(node.multibody);
         report.multibody_ids.push_back(multibody_id(s, node.multibody));
-      }
-    }
-    for (const int j : c.members) {
-      const Impl::Node& node = s.nodes[j];
-      if (node.rigid != nullptr) {
+      } else {
         report.bodies.push_back(node.rigid);
         report.body_ids.push_back(node.rigid->getWorldArrayIndex());
       }
     }
-    std::vector<ImpactReport::Contact> contacts;
-    for (const int id : c.ids) {
-      const Impl::Point& p = s.points[id];
-      contacts.push_back(internal::contact_report(p.a.object, p.b.object, *p.point, -p.u));
+    report.offsets = rows.starts;
+    if (assembled) {
+      report.velocity_before = rows.admissible;
+      report.normals = rows.normals;
+      report.normal_offsets = rows.offsets;
     }
-    internal::mark_fallback(report, std::move(contacts), stats);
-    internal::notify(config.on_impact, stats, report);
-  } catch (...) {
-    ++stats.fallbacks_to_base;  // not counted by mark_fallback when building the report threw
+    if (!report.fallback_to_base) report.velocity_after = applied;
   }
-}
+};
 
 void batch_failed(const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
                   const char* what) noexcept;
@@ -1199,18 +1192,16 @@ void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyI
   NodeGraph graph{s};
   internal::build_clusters(graph, constraints, num_constraints, s.clusters);
   unite_couplings(s, graph);
-  // 3–5, one cluster at a time: a cluster that throws has written nothing
-  // (resolve commits last, without throwing) and is left to the base solver.
+  // 3–5, one cluster at a time through the shared pipeline
+  // (internal::resolve_safely): a cluster that fails or throws has written
+  // nothing (apply() checks before its first write) and is left to the base
+  // solver.
   for (int root = 0; root < s.clusters.num_nodes; ++root) {
     if (s.clusters.points[root].empty()) continue;
-    const Cluster cluster{s.clusters.members[root], s.clusters.points[root]};
-    try {
-      resolve(s, config, stats, cluster, constraints, num_constraints, info);
-    } catch (const std::exception& e) {
-      cluster_failed(s, config, stats, cluster, e.what());
-    } catch (...) {
-      cluster_failed(s, config, stats, cluster, "unknown exception");
-    }
+    const Cluster members_and_points{s.clusters.members[root], s.clusters.points[root]};
+    MultibodyCluster cluster(s, config, members_and_points, constraints, num_constraints, info);
+    MultiBodyImpactReport report;
+    internal::resolve_safely(cluster, config, s.law, stats, report, config.on_impact);
   }
 }
 

@@ -48,6 +48,10 @@
 //     that failed, which keep Bullet's. Points the impact left separating —
 //     over MLCP bases every point of a "complete" cluster — are hidden from
 //     it for this call and put back at their own indices after.
+// Per cluster, plan → assemble → resolve → check → apply → report is one
+// pipeline (plugin/src/bullet/cluster_stages.h, internal::run_cluster) that
+// MultiBodyImpactSolver runs too; only assembly, checks and write-back know
+// the kind of body.
 //
 // Restitution of a cluster: the least m_combinedRestitution of its contacts
 // approaching faster than the threshold.
