@@ -1,0 +1,319 @@
+// The rigid adapter's scenario tests (scenario_test.cpp) on every scene that
+// can be expressed for the multibody adapter: free balls and a ground plane.
+// Each scene runs in three hosts —
+//   rigid       BulletWorld + ImpactSolver (the rigid adapter),
+//   mb_rigid    MultiBodyWorld + MultiBodyImpactSolver, the balls rigid bodies
+//               (the multibody adapter's rigid nodes),
+//   mb_free     MultiBodyWorld + MultiBodyImpactSolver, every ball a free-base
+//               multibody without links (the ABA metric path) —
+// and must meet the same closed forms of classical mechanics (never numbers
+// copied from a run). Scenes that need rigid joints, kinematic bodies,
+// boxes or locked axes have no multibody form (MultiBodyWorld) and stay in
+// scenario_test.cpp.
+#include <simpact/bullet/impact_solver.h>
+#include <simpact/bullet/multibody_impact_solver.h>
+#include <simpact_worlds/bullet_world.h>
+#include <simpact_worlds/multibody_world.h>
+
+#include <BulletDynamics/Dynamics/btRigidBody.h>
+#include <BulletDynamics/Featherstone/btMultiBody.h>
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Core>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+namespace worlds = simpact::worlds;
+using simpact::bullet::ImpactReport;
+using simpact::bullet::ImpactSettings;
+
+/// As scenario_test.cpp: the impact is exact in the core (~1e-15) and Bullet
+/// stores velocities in btScalar; double: 1e-9 m/s at 1 m/s strikes is a
+/// wide margin over one rounding per step; float: 2e-6.
+constexpr bool kDouble = sizeof(btScalar) == sizeof(double);
+constexpr double kVelocityTolerance = kDouble ? 1e-9 : 2e-6;
+/// Ball–ball contacts left touching in float overlap by a few position ulps
+/// (~6e-8 m near 0.5 m), which a base solver's Baumgarte term (erp 0.2) turns
+/// into velocity erp · 4 ulp / h (scenario_test.cpp); zero in double.
+double PositionRoundingVelocity(double rate) { return kDouble ? 0.0 : 0.2 * 4 * 6e-8 * rate; }
+
+enum class Host { kRigid, kMultibodyRigidNodes, kMultibodyFreeBases };
+
+std::string HostName(Host host) {
+  switch (host) {
+    case Host::kRigid: return "rigid";
+    case Host::kMultibodyRigidNodes: return "mb_rigid";
+    case Host::kMultibodyFreeBases: return "mb_free";
+  }
+  return "unknown";
+}
+
+struct Ball {
+  double mass = 1.0;
+  double radius = 0.05;
+  Eigen::Vector3d position = Eigen::Vector3d::Zero();
+  Eigen::Vector3d velocity = Eigen::Vector3d::Zero();
+  double restitution = 1.0;
+};
+
+/// One scene in one host. Restitutions combine by product in every host
+/// (MultiBodyWorld's only combiner), contacts are frictionless.
+class ParityWorld {
+ public:
+  ParityWorld(Host host, const ImpactSettings& settings, const Eigen::Vector3d& gravity) : host_(host) {
+    if (host == Host::kRigid) {
+      worlds::WorldOptions options;
+      options.solver = worlds::SolverKind::kSimpact;
+      options.gravity = gravity;
+      static_cast<ImpactSettings&>(options.simpact) = settings;
+      options.simpact.on_impact = [this](const ImpactReport& r) { record(r); };
+      rigid_ = std::make_unique<worlds::BulletWorld>(options);
+    } else {
+      worlds::MultiBodyWorldOptions options;
+      options.gravity = gravity;
+      static_cast<ImpactSettings&>(options.config) = settings;
+      options.config.on_impact = [this](const simpact::bullet::MultiBodyImpactReport& r) { record(r); };
+      multibody_ = std::make_unique<worlds::MultiBodyWorld>(options);
+    }
+  }
+
+  void add_ball(const Ball& ball) {
+    if (host_ == Host::kMultibodyFreeBases) {
+      worlds::FreeBase base;
+      base.center = ball.position;
+      base.mass = ball.mass;
+      base.inertia = Eigen::Vector3d::Constant(0.4 * ball.mass * ball.radius * ball.radius);
+      base.velocity = ball.velocity;
+      worlds::SphereCollider collider;
+      collider.center = ball.position;
+      collider.radius = ball.radius;
+      collider.restitution = ball.restitution;
+      collider.friction = 0.0;
+      free_bases_.push_back(multibody_->add_free_base_tree(base, {}, {collider}));
+      return;
+    }
+    worlds::BodyOptions options;
+    options.mass = ball.mass;
+    options.position = ball.position;
+    options.velocity = ball.velocity;
+    options.restitution = ball.restitution;
+    options.friction = 0.0;
+    options.never_sleep = true;
+    bodies_.push_back(rigid_ ? rigid_->add_sphere(ball.radius, options)
+                             : multibody_->add_sphere(ball.radius, options));
+  }
+
+  /// The plane y = 0.
+  void add_ground(double restitution) {
+    if (rigid_) {
+      worlds::BodyOptions ground;
+      ground.mass = 0.0;
+      ground.restitution = restitution;
+      ground.friction = 0.0;
+      rigid_->add_plane(Eigen::Vector3d::UnitY(), 0.0, ground);
+    } else {
+      multibody_->add_plane(Eigen::Vector3d::UnitY(), 0.0, restitution, 0.0);
+    }
+  }
+
+  void step(double h) {
+    approach_ = -1.0;
+    if (rigid_)
+      rigid_->step(h);
+    else
+      multibody_->step(h);
+  }
+
+  Eigen::Vector3d velocity(int ball) const {
+    if (host_ == Host::kMultibodyFreeBases)
+      return worlds::MultiBodyWorld::link_velocity(*free_bases_[static_cast<size_t>(ball)], -1);
+    return worlds::velocity(*bodies_[static_cast<size_t>(ball)]);
+  }
+  Eigen::Vector3d position(int ball) const {
+    if (host_ == Host::kMultibodyFreeBases)
+      return worlds::MultiBodyWorld::link_position(*free_bases_[static_cast<size_t>(ball)], -1);
+    return worlds::position(*bodies_[static_cast<size_t>(ball)]);
+  }
+  double kinetic_energy() const {
+    double energy = 0.0;
+    for (const btMultiBody* mb : free_bases_) energy += worlds::MultiBodyWorld::kinetic_energy(*mb);
+    for (const btRigidBody* body : bodies_) {
+      const Eigen::Vector3d v = worlds::velocity(*body);
+      energy += 0.5 * v.squaredNorm() / double(body->getInvMass());
+    }
+    return energy;
+  }
+  std::int64_t impacts() const {
+    return rigid_ ? rigid_->impacts() : multibody_->impact_solver()->stats().impacts;
+  }
+  /// The first contact's approach speed of this step's impact (−1: none).
+  double approach() const { return approach_; }
+  int fallbacks() const { return fallbacks_; }
+
+ private:
+  void record(const ImpactReport& r) {
+    if (r.fallback_to_base) ++fallbacks_;
+    if (!r.contacts.empty()) approach_ = r.contacts[0].approach_speed;
+  }
+
+  Host host_;
+  std::unique_ptr<worlds::BulletWorld> rigid_;
+  std::unique_ptr<worlds::MultiBodyWorld> multibody_;
+  std::vector<btRigidBody*> bodies_;
+  std::vector<btMultiBody*> free_bases_;
+  double approach_ = -1.0;
+  int fallbacks_ = 0;
+};
+
+// ── Newton's cradle, free balls (scenario_test.cpp, Cradle) ─────────────────
+
+struct CradleCase {
+  Host host;
+  int balls;
+  int incoming;
+  double gap;
+};
+
+class CradleParity : public ::testing::TestWithParam<CradleCase> {};
+
+// Equal masses: the incoming balls stop and as many leave the far end at the
+// strikers' speed (Seghete & Murphey 2014, eq. (15)); energy is conserved.
+TEST_P(CradleParity, LastBallsLeaveAtTheStrikersSpeed) {
+  const CradleCase& c = GetParam();
+  constexpr double kRate = 240.0, kRadius = 0.05, kSpeed = 1.0;
+  constexpr double kApproach = 0.01;  // [m] between the strikers and the row at t = 0
+  ParityWorld world(c.host, ImpactSettings{}, Eigen::Vector3d::Zero());
+  // Strikers touch each other and approach the row; the row's balls touch
+  // (or are `gap` apart).
+  for (int i = 0; i < c.balls; ++i) {
+    Ball ball;
+    ball.radius = kRadius;
+    const bool striker = i < c.incoming;
+    const double x = striker ? double(i) * 2.0 * kRadius
+                             : double(c.incoming) * 2.0 * kRadius + kApproach +
+                                   double(i - c.incoming) * (2.0 * kRadius + c.gap);
+    ball.position = Eigen::Vector3d(x, 0.5, 0.0);
+    ball.velocity = Eigen::Vector3d(striker ? kSpeed : 0.0, 0.0, 0.0);
+    world.add_ball(ball);
+  }
+  const double energy_before = world.kinetic_energy();
+  int steps = 0;
+  const int max_steps = static_cast<int>(kRate);  // 1 s: the strike is over after ~0.05 s
+  for (; steps < max_steps; ++steps) {
+    world.step(1.0 / kRate);
+    bool done = true;
+    for (int i = 0; i < c.balls; ++i) {
+      const double v = world.velocity(i).x();
+      done = done && (i >= c.balls - c.incoming ? v > 0.5 : std::abs(v) < 0.5);
+    }
+    if (done) break;
+  }
+  const double tolerance = kVelocityTolerance + PositionRoundingVelocity(kRate);
+  for (int i = 0; i < c.balls; ++i) {
+    const double expected = i >= c.balls - c.incoming ? kSpeed : 0.0;
+    EXPECT_NEAR(world.velocity(i).x(), expected, tolerance) << "ball " << i << " after " << steps << " steps";
+  }
+  EXPECT_GE(world.impacts(), 1);
+  EXPECT_EQ(world.fallbacks(), 0);
+  EXPECT_NEAR(world.kinetic_energy(), energy_before, kVelocityTolerance * energy_before);
+}
+
+std::vector<CradleCase> CradleCases() {
+  std::vector<CradleCase> cases;
+  for (Host host : {Host::kRigid, Host::kMultibodyRigidNodes, Host::kMultibodyFreeBases})
+    for (int balls : {3, 5})
+      for (int incoming : {1, 2})
+        for (double gap : {0.0, 0.002}) cases.push_back({host, balls, incoming, gap});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, CradleParity, ::testing::ValuesIn(CradleCases()),
+                         [](const ::testing::TestParamInfo<CradleCase>& info) {
+                           const CradleCase& c = info.param;
+                           return HostName(c.host) + "_" + std::to_string(c.balls) + "balls_" +
+                                  std::to_string(c.incoming) + "in_" + (c.gap > 0 ? "gap" : "touching");
+                         });
+
+// ── A dropped ball (scenario_test.cpp, BallDrop) ────────────────────────────
+
+class BallDropParity : public ::testing::TestWithParam<std::tuple<Host, double>> {};
+
+// Each bounce reverses the mid-step approach speed times R.
+TEST_P(BallDropParity, ReboundsAtMinusRTimesTheApproachSpeed) {
+  const auto [host, restitution] = GetParam();
+  constexpr double kRate = 240.0, kGravity = 9.81;
+  ParityWorld world(host, ImpactSettings{}, Eigen::Vector3d(0.0, -kGravity, 0.0));
+  world.add_ground(1.0);
+  Ball ball;
+  ball.radius = 0.1;
+  ball.position = Eigen::Vector3d(0.0, 1.1, 0.0);
+  ball.restitution = restitution;
+  world.add_ball(ball);
+  int bounces = 0;
+  for (int k = 0; k < static_cast<int>(3.0 * kRate) && bounces < 4; ++k) {
+    world.step(1.0 / kRate);
+    if (world.approach() < 0.0) continue;
+    // The impact acts on the mid-step velocity; at the end of the step
+    // gravity has acted for the second half step since.
+    const double rebound = world.velocity(0).y() + 0.5 * kGravity / kRate;
+    EXPECT_NEAR(rebound, restitution * world.approach(), 10.0 * kVelocityTolerance) << "bounce " << bounces;
+    ++bounces;
+  }
+  EXPECT_GE(bounces, 2);
+  EXPECT_EQ(world.fallbacks(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, BallDropParity,
+                         ::testing::Combine(::testing::Values(Host::kRigid, Host::kMultibodyRigidNodes,
+                                                              Host::kMultibodyFreeBases),
+                                            ::testing::Values(1.0, 0.5)),
+                         [](const ::testing::TestParamInfo<std::tuple<Host, double>>& info) {
+                           return HostName(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) == 1.0 ? "_elastic" : "_half");
+                         });
+
+// ── Head-on, unequal masses (scenario_test.cpp, HeadOn) ─────────────────────
+
+class HeadOnParity : public ::testing::TestWithParam<Host> {};
+
+// Newton's law of restitution with momentum conservation:
+//   v1' = (m1 v1 + m2 v2 + m2 e (v2 − v1)) / (m1 + m2),
+//   v2' = (m1 v1 + m2 v2 + m1 e (v1 − v2)) / (m1 + m2).
+TEST_P(HeadOnParity, UnequalMassesMatchTheClassicalFormulas) {
+  for (const double e : {1.0, 0.6, 0.0}) {
+    ImpactSettings settings;
+    settings.resolve_plastic_impacts = true;  // e = 0 by the core's law too
+    ParityWorld world(GetParam(), settings, Eigen::Vector3d::Zero());
+    const double m1 = 3.0, m2 = 1.0, v1 = 1.0, v2 = -2.0;
+    Ball a, b;
+    a.mass = m1;
+    a.position = Eigen::Vector3d(-0.06, 0.5, 0.0);
+    a.velocity = Eigen::Vector3d(v1, 0.0, 0.0);
+    a.restitution = e;  // the product e · 1 is the pair's e
+    b.mass = m2;
+    b.position = Eigen::Vector3d(0.06, 0.5, 0.0);
+    b.velocity = Eigen::Vector3d(v2, 0.0, 0.0);
+    b.restitution = 1.0;
+    world.add_ball(a);
+    world.add_ball(b);
+    for (int k = 0; k < 240; ++k) world.step(1.0 / 240.0);
+    const double p = m1 * v1 + m2 * v2;
+    EXPECT_NEAR(world.velocity(0).x(), (p + m2 * e * (v2 - v1)) / (m1 + m2), kVelocityTolerance) << "e = " << e;
+    EXPECT_NEAR(world.velocity(1).x(), (p + m1 * e * (v1 - v2)) / (m1 + m2), kVelocityTolerance) << "e = " << e;
+    EXPECT_EQ(world.impacts(), 1) << "e = " << e;
+    EXPECT_EQ(world.fallbacks(), 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, HeadOnParity,
+                         ::testing::Values(Host::kRigid, Host::kMultibodyRigidNodes, Host::kMultibodyFreeBases),
+                         [](const ::testing::TestParamInfo<Host>& info) { return HostName(info.param); });
+
+}  // namespace
