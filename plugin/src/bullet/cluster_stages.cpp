@@ -228,6 +228,17 @@ void BaseSolverHandoff::hide(std::vector<std::pair<btPersistentManifold*, int>> 
   }
 }
 
+void BaseSolverHandoff::forget(btManifoldPoint& point) {
+  point.m_appliedImpulse = 0;
+  point.m_appliedImpulseLateral1 = 0;
+  point.m_appliedImpulseLateral2 = 0;
+  if (point.m_distance1 < 0) point.m_distance1 = 0;
+}
+
+void BaseSolverHandoff::show_overlap(btManifoldPoint& point, double depth) {
+  point.m_distance1 = depth > 0.0 ? btScalar(-depth) : btScalar(0);  // +0, never −0
+}
+
 void BaseSolverHandoff::mute_restitution(btManifoldPoint& point) {
   if (point.m_combinedRestitution == btScalar(0)) return;
   Change change;

@@ -287,9 +287,10 @@ Resolution resolve_safely(Cluster& cluster, const ImpactSettings& settings, LawS
 ///     first, so every swap partner is still visible);
 ///   * mute_restitution(): m_combinedRestitution = 0, so the base solver
 ///     adds no bounce of its own to what the law resolved;
-///   * forget(): no warm start and no push-out in this step
-///     (forget_warm_start_and_overlap; kept: the impact replaced what the
-///     point carried from the last step).
+///   * forget(): no warm start and no push-out in this step (kept: the
+///     impact replaced what the point carried from the last step);
+///   * show_overlap(): the overlap the base solver sees at a point
+///     (m_distance1; kept: collision detection recomputes it next step).
 /// restore() undoes the changes newest first, so any interleaving of hide
 /// and mute_restitution is given back exactly: every point returns to its
 /// index, with what the base solver wrote into the visible ones, and every
@@ -301,7 +302,14 @@ class BaseSolverHandoff {
   /// Sets the point's restitution to 0 until restore() (a point already at
   /// 0 is left alone).
   void mute_restitution(btManifoldPoint& point);
-  static void forget(btManifoldPoint& point) { forget_warm_start_and_overlap(point); }
+  /// A resolved point carries nothing from the last step into the base
+  /// solve: no warm start (applied impulses 0), and its penetration is not
+  /// pushed out in this step (m_distance1 clamped to 0).
+  static void forget(btManifoldPoint& point);
+  /// The base solver sees `depth` ≥ 0 of overlap at the point
+  /// (m_distance1 = −depth): 0 where simpact cleared it at position level,
+  /// or where the point separates by itself.
+  static void show_overlap(btManifoldPoint& point, double depth);
   /// Undoes mute_restitution and hide, newest first; never throws.
   void restore() noexcept;
   bool empty() const { return log_.empty(); }

@@ -79,13 +79,6 @@ ImpactReport::Contact contact_report(const btCollisionObject* a, const btCollisi
   return contact;
 }
 
-void forget_warm_start_and_overlap(btManifoldPoint& point) {
-  point.m_appliedImpulse = 0;
-  point.m_appliedImpulseLateral1 = 0;
-  point.m_appliedImpulseLateral2 = 0;
-  if (point.m_distance1 < 0) point.m_distance1 = 0;
-}
-
 ImpactProblem impact_problem(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& normals,
                              const Eigen::VectorXd& velocity, const Eigen::VectorXd& offsets,
                              double restitution) {

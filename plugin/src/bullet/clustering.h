@@ -74,11 +74,6 @@ void note_strike(double u, double threshold, const btManifoldPoint& point, bool&
 ImpactReport::Contact contact_report(const btCollisionObject* a, const btCollisionObject* b,
                                      const btManifoldPoint& point, double approach_speed);
 
-/// A resolved point carries nothing from the last step into the base solve:
-/// no warm start, and its penetration is not pushed out in this step
-/// (m_distance1 clamped to 0).
-void forget_warm_start_and_overlap(btManifoldPoint& point);
-
 /// The propagative problem of dense rows: M⁻¹, J, v*, offsets b, R.
 ImpactProblem impact_problem(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& normals,
                              const Eigen::VectorXd& velocity, const Eigen::VectorXd& offsets,

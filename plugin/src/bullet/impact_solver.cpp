@@ -335,7 +335,7 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
       // be pushed apart by the base solver's Baumgarte term, feeding energy
       // into a motion that is already separating; it gets no push-out.
       if constexpr (!kPredict) {
-        if (gap < 0.0 && u > threshold) p.m_distance1 = 0;
+        if (gap < 0.0 && u > threshold) internal::BaseSolverHandoff::show_overlap(p, 0.0);
       }
       if (!(gap <= config.touch_tolerance || (u < 0.0 && gap + u * h <= config.touch_tolerance)))
         continue;
@@ -1052,7 +1052,7 @@ void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_
     // pair is rested again next step); a cleared one is Bullet's again.
     for (int r = 0; r < rows.m; ++r) {
       const Impl::Point& p = s.points[group_ids[r]];
-      p.point->m_distance1 = keep_rest ? btScalar(-std::max(0.0, rest[r])) : btScalar(0);
+      internal::BaseSolverHandoff::show_overlap(*p.point, keep_rest ? std::max(0.0, rest[r]) : 0.0);
       if (!keep_rest && rest[r] > simpact::internal::kSeparationConvergence * depth.maxCoeff())
         s.rested_next.push_back(body_pair(p));
     }
