@@ -80,6 +80,28 @@ Eigen::Vector3d predicted_point_velocity(const btRigidBody* body, const btVector
   return to_eigen(predicted_linear(*body, h) + predicted_angular(*body, h).cross(relative));
 }
 
+// Where the stages read the bodies' state. The step's own (solveGroup):
+// velocities without this step's forces and the forces the world applied.
+// Or the state the NEXT step will see, for a prediction made before it
+// (predict_outcome_sets): after predictUnconstraintMotion's damping and the
+// world's applyGravity. Collection and assembly are the same for both.
+struct VelocitySource {
+  bool next_step = false;
+  btScalar h = 0;
+
+  btVector3 linear(const btRigidBody& body) const {
+    return next_step ? predicted_linear(body, h) : body.getLinearVelocity();
+  }
+  btVector3 angular(const btRigidBody& body) const {
+    return next_step ? predicted_angular(body, h) : body.getAngularVelocity();
+  }
+  btVector3 force(const btRigidBody& body) const { return next_step ? predicted_force(body) : body.getTotalForce(); }
+  // Velocity of the material point of `body` (null: the world) at `point`.
+  Eigen::Vector3d at(const btRigidBody* body, const btVector3& point) const {
+    return next_step ? predicted_point_velocity(body, point, h) : point_velocity(body, point);
+  }
+};
+
 // The impact threshold (ImpactSolverConfig::impact_threshold) for bodies whose
 // largest gravity magnitude is `gravity`.
 double impact_threshold(const ImpactSolverConfig& config, double gravity, double h) {
@@ -303,18 +325,16 @@ Impl::Point manifold_point(btPersistentManifold* manifold, int c, double u) {
 
 // 1. Candidate points of a batch: touching, or closing within this step.
 // Returns whether one of them strikes: approaches faster than the impact
-// threshold with a law that resolves it (`strikes_if`). In a prediction
-// (kPredict) velocities are the ones the step will see and nothing is
-// written to the manifolds.
+// threshold with a law that resolves it (`rule`), velocities read from
+// `source`. Writes nothing to Bullet.
 struct StrikeRule {
   bool plastic = false;     // R = 0 contacts strike (resolve_plastic_impacts, law routh)
   bool frictional = false;  // R = 0 contacts with μ > 0 strike (law auto)
 };
 
-template <bool kPredict>
 bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManifold** manifolds,
-                    int num_manifolds, btScalar time_step, StrikeRule rule) {
-  const double h = double(time_step);
+                    int num_manifolds, const VelocitySource& source, StrikeRule rule) {
+  const double h = double(source.h);
   bool any_strike = false;
   for (int k = 0; k < num_manifolds; ++k) {
     btPersistentManifold* manifold = manifolds[k];
@@ -323,20 +343,10 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
     if (!is_dynamic(body_a) && !is_dynamic(body_b)) continue;
     for (int c = 0; c < manifold->getNumContacts(); ++c) {
       btManifoldPoint& p = manifold->getContactPoint(c);
-      const auto velocity = [&](const btRigidBody* body, const btVector3& at) {
-        if constexpr (kPredict) return predicted_point_velocity(body, at, time_step);
-        return point_velocity(body, at);
-      };
+      const auto velocity = [&](const btRigidBody* body, const btVector3& at) { return source.at(body, at); };
       const double u = relative_normal_velocity(p, body_a, body_b, velocity);
       const double gap = double(p.getDistance());
       const double threshold = impact_threshold(config, largest_gravity({body_a, body_b}), h);
-      // A point already separating faster than the threshold yet still
-      // penetrating (a struck ball that has not cleared its neighbour) would
-      // be pushed apart by the base solver's Baumgarte term, feeding energy
-      // into a motion that is already separating; it gets no push-out.
-      if constexpr (!kPredict) {
-        if (gap < 0.0 && u > threshold) internal::BaseSolverHandoff::show_overlap(p, 0.0);
-      }
       if (!(gap <= config.touch_tolerance || (u < 0.0 && gap + u * h <= config.touch_tolerance)))
         continue;
       any_strike = any_strike ||
@@ -422,12 +432,11 @@ int cluster_index(const Impl& s, const std::vector<int>& members, const btRigidB
 }
 
 // Rows and velocities of a cluster (impact_solver.h, stage 3): s.rows. With
-// `tangents`, also the Routh laws' tangent rows, offsets and μ.
-// kPredict: velocities and forces as the next step will see them.
-template <bool kPredict>
+// `tangents`, also the Routh laws' tangent rows, offsets and μ. Velocities
+// and forces from `source`.
 void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<int>& ids,
-              btTypedConstraint** constraints, int num_constraints,
-              const btContactSolverInfo& info, bool tangents) {
+                   btTypedConstraint** constraints, int num_constraints, const btContactSolverInfo& info,
+                   const VelocitySource& source, bool tangents) {
   Impl::Rows& rows = s.rows;
   const std::vector<int>& local = s.local;
   const int k = static_cast<int>(members.size());
@@ -450,16 +459,10 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
   for (int j = 0; j < k; ++j) {
     const btRigidBody& body = *s.bodies[members[j]];
     rows.inverse_mass.block<6, 6>(6 * j, 6 * j) = internal::body_inverse_mass(body);
-    btVector3 force, torque;
-    if constexpr (kPredict) {
-      rows.pre_force.segment<3>(6 * j) = to_eigen(predicted_linear(body, h));
-      rows.pre_force.segment<3>(6 * j + 3) = to_eigen(predicted_angular(body, h));
-      force = predicted_force(body);
-    } else {
-      rows.pre_force.segment<6>(6 * j) = internal::body_velocity(body);
-      force = body.getTotalForce();
-    }
-    torque = body.getTotalTorque();
+    rows.pre_force.segment<3>(6 * j) = to_eigen(source.linear(body));
+    rows.pre_force.segment<3>(6 * j + 3) = to_eigen(source.angular(body));
+    const btVector3 force = source.force(body);
+    const btVector3 torque = body.getTotalTorque();
     rows.velocity.segment<3>(6 * j) =
         rows.pre_force.segment<3>(6 * j) + to_eigen(force * body.getInvMass() * (0.5 * h));
     rows.velocity.segment<3>(6 * j + 3) =
@@ -467,8 +470,7 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
         to_eigen(body.getInvInertiaTensorWorld() * torque * (0.5 * h));
   }
   const auto partner_velocity = [&](const btRigidBody* body, const btVector3& point) {
-    if constexpr (kPredict) return predicted_point_velocity(body, point, h);
-    return point_velocity(body, point);
+    return source.at(body, point);
   };
   rows.normals.setZero(m, 6 * k);
   rows.offsets.setZero(m);
@@ -883,7 +885,7 @@ struct RigidCluster {
   // planned again.
   internal::Assembly assemble(internal::ClusterPlan& cluster, ImpactReport& report, ImpactStats& stats) {
     routh = cluster.routh();
-    assemble_rows<false>(s, members, ids, constraints, num_constraints, info, routh);
+    assemble_rows(s, members, ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, routh);
     const int inert = drop_inert_contacts(s, ids);
     if (inert == 0) return {};
     stats.inert_contacts += inert;
@@ -894,7 +896,7 @@ struct RigidCluster {
     report.restitution = cluster.restitution;
     report.law = report.attempted_law = cluster.applied();
     routh = cluster.routh();
-    assemble_rows<false>(s, members, ids, constraints, num_constraints, info, routh);
+    assemble_rows(s, members, ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, routh);
     add_message(report, std::to_string(inert) +
                             " inert contact(s) (effective inverse mass below kInertContactTolerance) "
                             "left to the base solver");
@@ -1030,7 +1032,7 @@ void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_
     group_ids.clear();
     for (const int k : groups.points[root]) group_ids.push_back(ids[static_cast<size_t>(k)]);
     for (int j = 0; j < static_cast<int>(members.size()); ++j) s.local[members[j]] = j;
-    assemble_rows<false>(s, members, group_ids, constraints, num_constraints, info, false);
+    assemble_rows(s, members, group_ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, false);
     const Impl::Rows& rows = s.rows;
     Eigen::VectorXd depth(rows.m);
     for (int r = 0; r < rows.m; ++r) {
@@ -1181,8 +1183,18 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
     s.manifolds = manifolds;
     s.num_manifolds = num_manifolds;
     s.hide_complete = base_->getSolverType() == BT_MLCP_SOLVER;
-    const bool any_strike = collect_points<false>(s, config_, manifolds, num_manifolds,
-                                                  info.m_timeStep, rule);
+    const bool any_strike =
+        collect_points(s, config_, manifolds, num_manifolds, VelocitySource{false, info.m_timeStep}, rule);
+    // A point already separating faster than the threshold yet still
+    // penetrating (a struck ball that has not cleared its neighbour) would
+    // be pushed apart by the base solver's Baumgarte term, feeding energy
+    // into a motion that is already separating: the base solver sees no
+    // overlap there.
+    for (const Impl::Point& p : s.points) {
+      const double threshold =
+          impact_threshold(config_, largest_gravity({p.body_a, p.body_b}), double(info.m_timeStep));
+      if (p.point->getDistance() < 0 && p.u > threshold) internal::BaseSolverHandoff::show_overlap(*p.point, 0.0);
+    }
     if (any_strike) {
       add_touching_points(s, config_, manifolds, num_manifolds, info.m_timeStep, dispatcher);
       const int n_bodies = build_clusters(s, constraints, num_constraints);
@@ -1273,8 +1285,8 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
   StrikeRule rule;
   rule.plastic = true;  // every impact cluster is returned, whatever its law
   std::vector<PredictedImpact> predictions;
-  if (!collect_points<true>(s, config_, manifolds.data(), static_cast<int>(manifolds.size()),
-                            time_step, rule))
+  const VelocitySource next_step{true, time_step};
+  if (!collect_points(s, config_, manifolds.data(), static_cast<int>(manifolds.size()), next_step, rule))
     return predictions;
   // The touching pairs the step adds (proximity.h), as solveGroup does.
   add_touching_points(s, config_, manifolds.data(), static_cast<int>(manifolds.size()), time_step,
@@ -1289,10 +1301,10 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
     if (!plan_of(s, config_, members, ids_in, double(time_step)).impact) continue;
     // Inert contacts leave the problem as they do in the step.
     std::vector<int> ids = ids_in;
-    assemble_rows<true>(s, members, ids, joints, num_joints, info, true);
+    assemble_rows(s, members, ids, joints, num_joints, info, next_step, true);
     if (drop_inert_contacts(s, ids) > 0) {
       if (ids.empty()) continue;
-      assemble_rows<true>(s, members, ids, joints, num_joints, info, true);
+      assemble_rows(s, members, ids, joints, num_joints, info, next_step, true);
     }
     const internal::ClusterPlan cluster = plan_of(s, config_, members, ids, double(time_step));
     if (!cluster.impact) continue;
