@@ -122,6 +122,11 @@ struct MultiBodyImpactSolver::Impl {
   // points), given back right after it.
   internal::BaseSolverHandoff handoff;
   std::vector<std::pair<btPersistentManifold*, int>> hidden;  // points to hide for this batch
+  // Nodes of clusters whose resolution failed in this batch (1): handed to
+  // the base solver with Bullet's restitution; and whether the whole batch
+  // is (the impact phase failed outside any cluster).
+  std::vector<char> failed;
+  bool all_failed = false;
   // btMultiBodyConstraints of the batch that are not in the impact metric
   // (header, "Multibody constraints"): the multibodies they bind, and the
   // island of a rigid or world partner (−1 for the world).
@@ -943,15 +948,11 @@ struct MultibodyCluster {
         if (delta.squaredNorm() > 0.0) internal::move_body(*node.rigid, delta);
       }
     }
-    // Restitution off for the base solve (restored afterwards), no warm
-    // start, no push-out of the resolved points in this step; the points the
-    // impact leaves separating faster than the threshold are hidden from the
-    // base solver (as in the rigid adapter: it has nothing to do there).
-    for (const int id : c.ids) {
-      btManifoldPoint& point = *s.points[id].point;
-      s.handoff.mute_restitution(point);
-      internal::BaseSolverHandoff::forget(point);
-    }
+    // No warm start and no push-out of the resolved points in this step;
+    // the points the impact leaves separating faster than the threshold are
+    // hidden from the base solver (as in the rigid adapter: it has nothing
+    // to do there).
+    for (const int id : c.ids) internal::BaseSolverHandoff::forget(*s.points[id].point);
     for (int r = 0; r < m; ++r) {
       const Impl::Point& p = s.points[c.ids[rows.kept[r]]];
       if (p.manifold != nullptr && rows.normals.row(r).dot(after) + rows.offsets[r] > plan.threshold)
@@ -961,7 +962,11 @@ struct MultibodyCluster {
     return true;
   }
 
-  void failed() {}  // nothing was written; the points keep Bullet's restitution
+  // Nothing was written; the cluster's manifolds keep Bullet's restitution.
+  void failed() {
+    if (s.failed.size() < s.nodes.size()) s.failed.resize(s.nodes.size(), 0);
+    for (const int j : c.members) s.failed[static_cast<size_t>(j)] = 1;
+  }
 
   void describe(MultiBodyImpactReport& report) {
     if (order.empty()) layout();
@@ -987,6 +992,7 @@ struct MultibodyCluster {
 
 void batch_failed(const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
                   const char* what) noexcept;
+void mute_restitution(Impl& s, btPersistentManifold** manifolds, int num_manifolds);
 void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
                   btPersistentManifold** manifolds, int num_manifolds, btTypedConstraint** constraints,
                   int num_constraints, btMultiBodyConstraint** multibody_constraints,
@@ -1002,6 +1008,8 @@ void MultiBodyImpactSolver::solveMultiBodyGroup(
   ++stats_.solve_calls;
   Impl& s = *impl_;
   s.hidden.clear();
+  s.failed.clear();
+  s.all_failed = false;
   s.dispatcher = dispatcher;
   // The impact phase never throws out of here (header, "Never fail the
   // host"): a cluster that fails is left to the base solver; a failure
@@ -1010,16 +1018,24 @@ void MultiBodyImpactSolver::solveMultiBodyGroup(
     impact_phase(s, config_, stats_, manifolds, num_manifolds, constraints, num_constraints,
                  multibody_constraints, num_multibody_constraints, info);
   } catch (const std::exception& e) {
+    s.all_failed = true;
     batch_failed(config_, stats_, e.what());
   } catch (...) {
+    s.all_failed = true;
     batch_failed(config_, stats_, "unknown exception");
   }
   // The hand-off: points the impacts left separating are hidden (their
   // restitution was muted when their cluster was resolved).
   try {
-    s.handoff.hide(s.hidden);
+    if (!s.all_failed) s.handoff.hide(s.hidden);
   } catch (...) {  // std::bad_alloc: they stay visible, as in stock
   }
+  // Everything the base solver sees has restitution off, as in the rigid
+  // adapter (impact_solver.h, stage 5): the laws resolved every impact, and
+  // a sustained contact gets no bounce (Bullet's own restitution measures
+  // post-force velocities: a resting link at 30 Hz would bounce). The
+  // manifolds of failed clusters keep Bullet's restitution.
+  if (!s.all_failed) mute_restitution(s, manifolds, num_manifolds);
 
   // 6. The base multibody solver on the whole batch (Bullet's solvers do not
   // throw: their allocator returns null instead).
@@ -1031,6 +1047,29 @@ void MultiBodyImpactSolver::solveMultiBodyGroup(
 }
 
 namespace {
+
+// The node of a collision object's side (as make_side), −1 when it is none
+// of this batch's nodes.
+int node_of_object(const Impl& s, const btCollisionObject* object) {
+  const void* key = object;
+  if (const btMultiBodyLinkCollider* collider = btMultiBodyLinkCollider::upcast(object)) key = collider->m_multiBody;
+  const auto it = s.node_index.find(key);
+  return it == s.node_index.end() ? -1 : it->second;
+}
+
+void mute_restitution(Impl& s, btPersistentManifold** manifolds, int num_manifolds) {
+  bool any_failed = false;
+  for (const char f : s.failed) any_failed = any_failed || f != 0;
+  const auto failed = [&](const btCollisionObject* object) {
+    const int node = node_of_object(s, object);
+    return node >= 0 && static_cast<size_t>(node) < s.failed.size() && s.failed[static_cast<size_t>(node)] != 0;
+  };
+  for (int k = 0; k < num_manifolds; ++k) {
+    btPersistentManifold* manifold = manifolds[k];
+    if (any_failed && (failed(manifold->getBody0()) || failed(manifold->getBody1()))) continue;
+    for (int c = 0; c < manifold->getNumContacts(); ++c) s.handoff.mute_restitution(manifold->getContactPoint(c));
+  }
+}
 
 void batch_failed(const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
                   const char* what) noexcept {

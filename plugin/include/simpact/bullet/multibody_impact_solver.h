@@ -60,15 +60,18 @@
 //     resolve it with the planned law.
 //  5. Only if every check passed ("Never fail the host"): generalized
 //     velocities are written back, overlap the impact leaves closed is
-//     removed at position level ("Deviations and limitations"), and for the
-//     points of resolved clusters: m_combinedRestitution is set to 0 for the
-//     base solve and restored right after, the warm start is cleared and
-//     penetration is not pushed out in this step (m_distance1 clamped to
-//     0); points the impact leaves separating faster than the threshold are
-//     hidden from the base solve, as in the rigid adapter. Points of
-//     clusters simpact did not resolve (no impact, or a fallback) keep
-//     Bullet's restitution.
-//  6. The base solver's solveMultiBodyGroup runs on the batch.
+//     removed at position level ("Deviations and limitations"); the
+//     resolved points' warm start is cleared and their penetration is not
+//     pushed out in this step (m_distance1 clamped to 0), and the points the
+//     impact leaves separating faster than the threshold are hidden from the
+//     base solve, as in the rigid adapter.
+//  6. Hand off: every point the base solver sees has m_combinedRestitution
+//     0 for the base solve (restored right after), as in the rigid adapter:
+//     the laws resolved every impact, and a sustained contact gets no bounce
+//     (Bullet's multibody rows measure restitution on post-force velocities:
+//     a resting link at 30 Hz, g·h = 0.33 m/s, would bounce). The manifolds
+//     of failed clusters keep Bullet's restitution.
+//  7. The base solver's solveMultiBodyGroup runs on the batch.
 //
 // ── Generalized velocities (cluster layout) ─────────────────────────────────
 //   multibody with a free base: its whole velocity vector
