@@ -235,8 +235,8 @@ std::vector<CradleCase> CradleCases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Hosts, CradleParity, ::testing::ValuesIn(CradleCases()),
-                         [](const ::testing::TestParamInfo<CradleCase>& info) {
-                           const CradleCase& c = info.param;
+                         [](const ::testing::TestParamInfo<CradleCase>& param_info) {
+                           const CradleCase& c = param_info.param;
                            return HostName(c.host) + "_" + std::to_string(c.balls) + "balls_" +
                                   std::to_string(c.incoming) + "in_" + (c.gap > 0 ? "gap" : "touching");
                          });
@@ -274,9 +274,9 @@ INSTANTIATE_TEST_SUITE_P(Hosts, BallDropParity,
                          ::testing::Combine(::testing::Values(Host::kRigid, Host::kMultibodyRigidNodes,
                                                               Host::kMultibodyFreeBases),
                                             ::testing::Values(1.0, 0.5)),
-                         [](const ::testing::TestParamInfo<std::tuple<Host, double>>& info) {
-                           return HostName(std::get<0>(info.param)) +
-                                  (std::get<1>(info.param) == 1.0 ? "_elastic" : "_half");
+                         [](const ::testing::TestParamInfo<std::tuple<Host, double>>& param_info) {
+                           return HostName(std::get<0>(param_info.param)) +
+                                  (std::get<1>(param_info.param) == 1.0 ? "_elastic" : "_half");
                          });
 
 // ── Head-on, unequal masses (scenario_test.cpp, HeadOn) ─────────────────────
@@ -314,7 +314,7 @@ TEST_P(HeadOnParity, UnequalMassesMatchTheClassicalFormulas) {
 
 INSTANTIATE_TEST_SUITE_P(Hosts, HeadOnParity,
                          ::testing::Values(Host::kRigid, Host::kMultibodyRigidNodes, Host::kMultibodyFreeBases),
-                         [](const ::testing::TestParamInfo<Host>& info) { return HostName(info.param); });
+                         [](const ::testing::TestParamInfo<Host>& param_info) { return HostName(param_info.param); });
 
 }  // namespace
 
@@ -376,4 +376,4 @@ TEST_P(RestingParity, ElasticBallOnElasticGroundStaysAt30Hz) {
 
 INSTANTIATE_TEST_SUITE_P(Hosts, RestingParity,
                          ::testing::Values(Host::kRigid, Host::kMultibodyRigidNodes, Host::kMultibodyFreeBases),
-                         [](const ::testing::TestParamInfo<Host>& info) { return HostName(info.param); });
+                         [](const ::testing::TestParamInfo<Host>& param_info) { return HostName(param_info.param); });
