@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -323,6 +324,27 @@ TEST(MultiBodyImpact, RouthSamplesOnTheArmDissipate) {
   }
 }
 
+// The tilted pendulum of the step-order test (1 m, bob r = 5 cm, μ = 0.5,
+// swinging at 2 rad/s) touching a free 0.5 kg sphere (μ = 0.5) it strikes
+// obliquely in the first step; returns the sphere.
+btRigidBody* AddPendulumStrikingSphere(MultiBodyWorld& world) {
+  const double r = 0.05, length = 1.0, tilt = 0.3;
+  const Eigen::Vector3d pivot(0, length, 0);
+  const Eigen::Vector3d bob = pivot + length * Eigen::Vector3d(-std::sin(tilt), -std::cos(tilt), 0);
+  RevoluteLink link;
+  link.pivot = pivot;
+  link.center = bob;
+  link.radius = r;
+  link.friction = 0.5;
+  link.joint_velocity = 2.0;
+  world.add_fixed_base_chain(pivot, {link});
+  simpact::worlds::BodyOptions sphere;
+  sphere.mass = 0.5;
+  sphere.friction = 0.5;
+  sphere.position = bob + (2 * r - kOverlap) * Eigen::Vector3d(1.0, -0.2, 0.0).normalized();
+  return world.add_sphere(r, sphere);
+}
+
 // (d, continued) Routh on a mixed cluster with one oblique frictional
 // contact: the tilted pendulum of the step-order test strikes the sphere
 // (μ = 0.5 each, so 0.25 combined). Inelastic: energy falls; friction spins
@@ -335,21 +357,7 @@ TEST(MultiBodyImpact, RouthOnPendulumAndSphereDissipatesAndSpins) {
     o.config.seed = seed;
     o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
     MultiBodyWorld world(o);
-    const double r = 0.05, length = 1.0, tilt = 0.3;
-    const Eigen::Vector3d pivot(0, length, 0);
-    const Eigen::Vector3d bob = pivot + length * Eigen::Vector3d(-std::sin(tilt), -std::cos(tilt), 0);
-    RevoluteLink link;
-    link.pivot = pivot;
-    link.center = bob;
-    link.radius = r;
-    link.friction = 0.5;
-    link.joint_velocity = 2.0;
-    world.add_fixed_base_chain(pivot, {link});
-    simpact::worlds::BodyOptions sphere;
-    sphere.mass = 0.5;
-    sphere.friction = 0.5;
-    sphere.position = bob + (2 * r - kOverlap) * Eigen::Vector3d(1.0, -0.2, 0.0).normalized();
-    btRigidBody* ball = world.add_sphere(r, sphere);
+    btRigidBody* ball = AddPendulumStrikingSphere(world);
     world.step(kStep);
     ASSERT_EQ(reports.size(), 1u);
     EXPECT_EQ(reports[0].law, simpact::bullet::AppliedLaw::kRouth);
@@ -361,6 +369,113 @@ TEST(MultiBodyImpact, RouthOnPendulumAndSphereDissipatesAndSpins) {
     std::printf("routh mixed seed %d: energy %.6f -> %.6f, spin %.4f\n", static_cast<int>(seed),
                 reports[0].energy_before, reports[0].energy_after, double(ball->getAngularVelocity().z()));
   }
+}
+
+// ── predict_outcome_sets ────────────────────────────────────────────────────
+
+/// Everything of a multibody world a step reads or writes, as raw btScalars:
+/// multibody poses, velocities, forces and joint torques; rigid bodies'
+/// transforms, velocities, forces.
+std::vector<btScalar> MultiBodyWorldState(const MultiBodyWorld& world) {
+  std::vector<btScalar> s;
+  const auto add = [&](const btVector3& v) { s.insert(s.end(), {v.x(), v.y(), v.z()}); };
+  btMultiBodyDynamicsWorld& w = world.dynamics_world();
+  for (int i = 0; i < w.getNumMultibodies(); ++i) {
+    const btMultiBody& mb = *w.getMultiBody(i);
+    add(mb.getBasePos());
+    add(mb.getBaseVel());
+    add(mb.getBaseOmega());
+    add(mb.getBaseForce());
+    add(mb.getBaseTorque());
+    const btQuaternion q = mb.getWorldToBaseRot();
+    s.insert(s.end(), {q.x(), q.y(), q.z(), q.w()});
+    for (int link = 0; link < mb.getNumLinks(); ++link) {
+      s.push_back(mb.getJointPos(link));
+      s.push_back(mb.getJointVel(link));
+      add(mb.getLinkForce(link));
+      add(mb.getLinkTorque(link));
+      for (int d = 0; d < 6; ++d) s.push_back(const_cast<btMultiBody&>(mb).getJointTorqueMultiDof(link)[d]);
+    }
+  }
+  const btCollisionObjectArray& objects = w.getCollisionObjectArray();
+  for (int i = 0; i < objects.size(); ++i) {
+    const btTransform& t = objects[i]->getWorldTransform();
+    add(t.getOrigin());
+    for (int r = 0; r < 3; ++r) add(t.getBasis()[r]);
+    if (const btRigidBody* body = btRigidBody::upcast(objects[i])) {
+      for (const btVector3& v : {body->getLinearVelocity(), body->getAngularVelocity(), body->getTotalForce(),
+                                 body->getTotalTorque()})
+        add(v);
+    }
+  }
+  return s;
+}
+
+bool SameBits(const std::vector<btScalar>& a, const std::vector<btScalar>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(btScalar)) == 0;
+}
+
+// The mixed Routh cluster above (pendulum bob striking a free sphere, with
+// gravity on the sphere): predicting leaves the world bit for bit as it
+// was, the simulation with predictions matches the one without, and the
+// step applies sample 0 of the predicted set, bit for bit.
+TEST(MultiBodyPredictOutcomeSets, WorldUnchangedAndTheStepTakesSampleZero) {
+  constexpr int kSamples = 64;
+  std::vector<MultiBodyImpactReport> reports;
+  const auto build = [](MultiBodyWorld& world) { AddPendulumStrikingSphere(world); };
+  MultiBodyWorldOptions o = options(ImpactLaw::kRouth);
+  o.config.seed = 7;
+  MultiBodyWorld plain(o);
+  o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
+  MultiBodyWorld predicted(o);
+  build(plain);
+  build(predicted);
+  simpact::RouthSetParameters set;
+  set.samples = kSamples;
+  set.threads = 2;
+  std::vector<simpact::bullet::MultiBodyPredictedImpact> first;
+  for (int k = 0; k < 5; ++k) {
+    const std::vector<btScalar> before = MultiBodyWorldState(predicted);
+    const auto prediction = predicted.impact_solver()->predict_outcome_sets(btScalar(kStep), set);
+    ASSERT_TRUE(SameBits(MultiBodyWorldState(predicted), before)) << "predict changed the world, step " << k;
+    if (k == 0) first = prediction;
+    const size_t reported = reports.size();
+    predicted.step(kStep);
+    plain.step(kStep);
+    ASSERT_TRUE(SameBits(MultiBodyWorldState(predicted), MultiBodyWorldState(plain)))
+        << "predicting changed the simulation, step " << k;
+    EXPECT_EQ(prediction.size(), reports.size() - reported) << "step " << k;
+  }
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_GE(reports.size(), 1u);
+  const simpact::bullet::MultiBodyPredictedImpact& p = first[0];
+  const MultiBodyImpactReport& r = reports[0];
+  EXPECT_EQ(p.law, simpact::bullet::AppliedLaw::kRouth);
+  EXPECT_EQ(r.law, simpact::bullet::AppliedLaw::kRouth);
+  ASSERT_TRUE(p.sampled) << p.message;
+  EXPECT_EQ(p.sample_seed, r.sample_seed);
+  ASSERT_EQ(p.multibodies.size(), 1u);
+  ASSERT_EQ(p.bodies.size(), 1u);
+  EXPECT_EQ(p.offsets, r.offsets);
+  ASSERT_EQ(p.contacts.size(), r.contacts.size());
+  for (size_t i = 0; i < p.contacts.size(); ++i) EXPECT_EQ(p.contacts[i].approach_speed, r.contacts[i].approach_speed);
+  ASSERT_EQ(p.velocity.size(), r.velocity_before.size());
+  EXPECT_TRUE(p.velocity == r.velocity_before) << "v* differs";
+  ASSERT_EQ(p.set.velocities.cols(), kSamples);
+  EXPECT_TRUE(Eigen::VectorXd(p.set.velocities.col(0)) == r.velocity_after) << "the step did not take sample 0";
+  // Every sample ends the impact: no contact approaching.
+  for (int k = 0; k < kSamples; ++k) {
+    const Eigen::VectorXd u = r.normals * Eigen::VectorXd(p.set.velocities.col(k)) + r.normal_offsets;
+    EXPECT_GE(u.minCoeff(), -1e-9) << "sample " << k;
+  }
+}
+
+TEST(MultiBodyPredictOutcomeSets, RejectsBadArguments) {
+  MultiBodyWorld world(options(ImpactLaw::kRouth));
+  EXPECT_THROW(world.impact_solver()->predict_outcome_sets(btScalar(0)), std::invalid_argument);
+  simpact::RouthSetParameters set;
+  set.samples = 0;
+  EXPECT_THROW(world.impact_solver()->predict_outcome_sets(btScalar(kStep), set), std::invalid_argument);
 }
 
 // Joint limits and motors are btMultiBodyConstraints: sustained

@@ -4,9 +4,13 @@
 
 #include <simpact/routh.h>
 
+#include <BulletCollision/BroadphaseCollision/btDispatcher.h>
+#include <BulletCollision/CollisionDispatch/btCollisionObject.h>
 #include <BulletCollision/NarrowPhaseCollision/btPersistentManifold.h>
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 
 namespace simpact::bullet::internal {
 
@@ -187,6 +191,66 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
                                    outcome.tangential_impulses[2 * r + 1] * rows.t2[rr]));
   }
   return true;
+}
+
+// ── predict ─────────────────────────────────────────────────────────────────
+
+void check_prediction_arguments(double time_step, const RouthSetParameters& set) {
+  if (!(std::isfinite(time_step) && time_step > 0))
+    throw std::invalid_argument("predict_outcome_sets: time_step must be positive and finite");
+  if (set.samples < 1)
+    throw std::invalid_argument("predict_outcome_sets: set.samples must be >= 1, got " +
+                                std::to_string(set.samples));
+  if (set.threads < 0)
+    throw std::invalid_argument("predict_outcome_sets: set.threads must be >= 0 (0 = all cores)");
+  if (!(std::isfinite(set.epsilon) && set.epsilon >= 0.0))
+    throw std::invalid_argument("predict_outcome_sets: set.epsilon must be finite and >= 0");
+}
+
+std::vector<btPersistentManifold*> responding_manifolds(btDispatcher& dispatcher) {
+  std::vector<btPersistentManifold*> manifolds;
+  for (int i = 0; i < dispatcher.getNumManifolds(); ++i) {
+    btPersistentManifold* manifold = dispatcher.getManifoldByIndexInternal(i);
+    const btCollisionObject* a = manifold->getBody0();
+    const btCollisionObject* b = manifold->getBody1();
+    if (a->getActivationState() == ISLAND_SLEEPING && b->getActivationState() == ISLAND_SLEEPING) continue;
+    if (!dispatcher.needsResponse(a, b)) continue;
+    manifolds.push_back(manifold);
+  }
+  return manifolds;
+}
+
+PredictedSet predict_set(const LawRows& rows, bool finite, const ClusterPlan& plan, const ImpactSettings& settings,
+                         std::uint64_t seed, const RouthSetParameters& set) {
+  PredictedSet out;
+  const int m = rows.contacts();
+  if (m > settings.routh.max_contacts) {
+    out.message = "cluster of " + std::to_string(m) + " contacts exceeds routh.max_contacts = " +
+                  std::to_string(settings.routh.max_contacts) + ": not sampled";
+    return out;
+  }
+  if (!finite) {
+    out.message = "non-finite body state: not sampled";
+    return out;
+  }
+  const RouthSampler sampler(frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.admissible,
+                                                rows.friction, rows.offsets, rows.tangent_offsets,
+                                                settings.routh.cone_directions),
+                             routh_parameters(settings.routh, seed));
+  out.set = sampler.approximate(set);
+  out.sampled = true;
+  out.message = out.set.message;
+  // The step's fallback rule ("Failures"): law routh applies sample 0, and
+  // a sample that does not succeed hands the cluster to the base solver.
+  if (plan.law == PlannedLaw::kRouth) {
+    const FrictionalResult sample0 = sampler.sample(0);
+    if (sample0.status != Status::kSuccess) {
+      out.base_solver = true;
+      out.message += std::string(out.message.empty() ? "" : "; ") + "sample 0 ends with " + to_string(sample0.status) +
+                     ": the step hands this cluster to the base solver with Bullet's restitution";
+    }
+  }
+  return out;
 }
 
 // ── report ──────────────────────────────────────────────────────────────────

@@ -19,6 +19,7 @@
 
 #include <simpact/bullet/impact_solver.h>
 #include <simpact/propagative.h>
+#include <simpact/routh.h>
 
 #include <Eigen/Core>
 
@@ -28,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+class btDispatcher;
 class btManifoldPoint;
 class btPersistentManifold;
 
@@ -129,6 +131,32 @@ struct LawInputs {
 bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSettings& settings,
                  const LawInputs& inputs, LawState& state, ImpactStats& stats, ImpactReport& report,
                  Eigen::VectorXd& velocity);
+
+// ── predict ─────────────────────────────────────────────────────────────────
+
+/// Checks predict_outcome_sets' arguments (both adapters): time_step > 0 and
+/// finite, set.samples ≥ 1, set.threads ≥ 0, set.epsilon finite and ≥ 0.
+/// Throws std::invalid_argument naming the first bad one.
+void check_prediction_arguments(double time_step, const RouthSetParameters& set);
+
+/// The manifolds the next step's solver will get (what the island manager
+/// hands over): those of pairs not both asleep that need a response.
+std::vector<btPersistentManifold*> responding_manifolds(btDispatcher& dispatcher);
+
+/// One cluster's predicted outcome set: RouthSampler::approximate(`set`)
+/// on `rows` (with the Routh tangent rows) and `seed`, unless the cluster
+/// has more than RouthSettings::max_contacts contacts or its rows are not
+/// `finite` (then not sampled, and `message` says why). `base_solver`: the
+/// planned law is kRouth and sample 0 does not succeed, so the step hands
+/// the cluster to the base solver (its "Failures" rule).
+struct PredictedSet {
+  bool sampled = false;
+  bool base_solver = false;
+  std::string message;
+  RouthOutcomeSet set;
+};
+PredictedSet predict_set(const LawRows& rows, bool finite, const ClusterPlan& plan, const ImpactSettings& settings,
+                         std::uint64_t seed, const RouthSetParameters& set);
 
 // ── report ──────────────────────────────────────────────────────────────────
 

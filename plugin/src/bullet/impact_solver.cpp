@@ -50,29 +50,9 @@ Eigen::Vector3d point_velocity(const btRigidBody* body, const btVector3& point) 
   return to_eigen(body->getVelocityInLocalPoint(point - body->getCenterOfMassPosition()));
 }
 
-// What a prediction (predict_outcome_sets) sees of a body before the step:
-// the velocity after predictUnconstraintMotion's damping (dynamic bodies
-// only; exact: with zero damping the factor is btPow(1, h) = 1) and the
-// force after the world's applyGravity (active dynamic bodies only).
-btVector3 predicted_linear(const btRigidBody& body, btScalar h) {
-  if (body.isStaticOrKinematicObject()) return body.getLinearVelocity();
-  return body.getLinearVelocity() * btPow(btScalar(1) - body.getLinearDamping(), h);
-}
-
-btVector3 predicted_angular(const btRigidBody& body, btScalar h) {
-  if (body.isStaticOrKinematicObject()) return body.getAngularVelocity();
-  return body.getAngularVelocity() * btPow(btScalar(1) - body.getAngularDamping(), h);
-}
-
-btVector3 predicted_force(const btRigidBody& body) {
-  btVector3 total = body.getTotalForce();
-  if (body.isActive() && !body.isStaticOrKinematicObject() && body.getInvMass() > 0) {
-    // btRigidBody::applyGravity: applyCentralForce(m_gravity), m_gravity as
-    // setGravity computes it (the world sets it when the body is added).
-    total += (body.getGravity() * (btScalar(1.0) / body.getInvMass())) * body.getLinearFactor();
-  }
-  return total;
-}
+using internal::predicted_angular;
+using internal::predicted_force;
+using internal::predicted_linear;
 
 Eigen::Vector3d predicted_point_velocity(const btRigidBody* body, const btVector3& point, btScalar h) {
   if (body == nullptr) return Eigen::Vector3d::Zero();
@@ -1251,30 +1231,13 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
 std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynamicsWorld& world,
                                                                 btScalar time_step,
                                                                 const RouthSetParameters& set) {
-  if (!(std::isfinite(double(time_step)) && time_step > 0))
-    throw std::invalid_argument("predict_outcome_sets: time_step must be positive and finite");
-  if (set.samples < 1)
-    throw std::invalid_argument("predict_outcome_sets: set.samples must be >= 1, got " +
-                                std::to_string(set.samples));
-  if (set.threads < 0)
-    throw std::invalid_argument("predict_outcome_sets: set.threads must be >= 0 (0 = all cores)");
-  if (!(std::isfinite(set.epsilon) && set.epsilon >= 0.0))
-    throw std::invalid_argument("predict_outcome_sets: set.epsilon must be finite and >= 0");
+  internal::check_prediction_arguments(double(time_step), set);
 
   world.performDiscreteCollisionDetection();
   // What the island manager hands to solveGroup: manifolds of awake islands
   // whose pair needs a response, and the world's constraints.
   btDispatcher* dispatcher = world.getDispatcher();
-  std::vector<btPersistentManifold*> manifolds;
-  for (int i = 0; i < dispatcher->getNumManifolds(); ++i) {
-    btPersistentManifold* manifold = dispatcher->getManifoldByIndexInternal(i);
-    const btCollisionObject* a = manifold->getBody0();
-    const btCollisionObject* b = manifold->getBody1();
-    if (a->getActivationState() == ISLAND_SLEEPING && b->getActivationState() == ISLAND_SLEEPING)
-      continue;
-    if (!dispatcher->needsResponse(a, b)) continue;
-    manifolds.push_back(manifold);
-  }
+  std::vector<btPersistentManifold*> manifolds = internal::responding_manifolds(*dispatcher);
   std::vector<btTypedConstraint*> constraints;
   for (int i = 0; i < world.getNumConstraints(); ++i) constraints.push_back(world.getConstraint(i));
   btContactSolverInfo info = world.getSolverInfo();
@@ -1327,34 +1290,12 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
     // velocities").
     prediction.velocity = rows.admissible;
     prediction.pre_force = rows.pre_force;
-    if (m > config_.routh.max_contacts) {
-      prediction.message = "cluster of " + std::to_string(m) +
-                           " contacts exceeds routh.max_contacts = " +
-                           std::to_string(config_.routh.max_contacts) + ": not sampled";
-    } else if (!rows_finite(rows, true)) {
-      prediction.message = "non-finite body state: not sampled";
-    } else {
-      const RouthSampler sampler(
-          internal::frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.admissible,
-                                       rows.friction, rows.offsets, rows.tangent_offsets,
-                                       config_.routh.cone_directions),
-          internal::routh_parameters(config_.routh, prediction.sample_seed));
-      prediction.set = sampler.approximate(set);
-      prediction.sampled = true;
-      prediction.message = prediction.set.message;
-      // The step's fallback rule ("Failures"): law routh applies sample 0,
-      // and a sample that does not succeed hands the cluster to the base
-      // solver.
-      if (cluster.law == internal::PlannedLaw::kRouth) {
-        const FrictionalResult sample0 = sampler.sample(0);
-        if (sample0.status != Status::kSuccess) {
-          prediction.law = AppliedLaw::kBaseSolver;
-          prediction.message += std::string(prediction.message.empty() ? "" : "; ") + "sample 0 ends with " +
-                                to_string(sample0.status) +
-                                ": the step hands this cluster to the base solver with Bullet's restitution";
-        }
-      }
-    }
+    internal::PredictedSet predicted =
+        internal::predict_set(rows, rows_finite(rows, true), cluster, config_, prediction.sample_seed, set);
+    prediction.sampled = predicted.sampled;
+    prediction.message = std::move(predicted.message);
+    prediction.set = std::move(predicted.set);
+    if (predicted.base_solver) prediction.law = AppliedLaw::kBaseSolver;
     predictions.push_back(std::move(prediction));
   }
   clear_batch(s);

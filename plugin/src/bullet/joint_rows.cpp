@@ -324,4 +324,24 @@ void move_body(btRigidBody& body, const Eigen::Matrix<double, 6, 1>& delta) {
   body.setCenterOfMassTransform(transform);
 }
 
+btVector3 predicted_linear(const btRigidBody& body, btScalar h) {
+  if (body.isStaticOrKinematicObject()) return body.getLinearVelocity();
+  return body.getLinearVelocity() * btPow(btScalar(1) - body.getLinearDamping(), h);
+}
+
+btVector3 predicted_angular(const btRigidBody& body, btScalar h) {
+  if (body.isStaticOrKinematicObject()) return body.getAngularVelocity();
+  return body.getAngularVelocity() * btPow(btScalar(1) - body.getAngularDamping(), h);
+}
+
+btVector3 predicted_force(const btRigidBody& body) {
+  btVector3 total = body.getTotalForce();
+  if (body.isActive() && !body.isStaticOrKinematicObject() && body.getInvMass() > 0) {
+    // btRigidBody::applyGravity: applyCentralForce(m_gravity), m_gravity as
+    // setGravity computes it (the world sets it when the body is added).
+    total += (body.getGravity() * (btScalar(1.0) / body.getInvMass())) * body.getLinearFactor();
+  }
+  return total;
+}
+
 }  // namespace simpact::bullet::internal

@@ -18,6 +18,8 @@
 
 #include <Eigen/Core>
 
+#include <LinearMath/btVector3.h>
+
 #include <functional>
 
 class btRigidBody;
@@ -131,6 +133,15 @@ Eigen::Matrix<double, 6, 1> body_velocity(const btRigidBody& body);
 
 /// Sets the body's linear and angular velocity from [v, ω].
 void set_body_velocity(btRigidBody& body, const Eigen::Matrix<double, 6, 1>& velocity);
+
+/// What a prediction made before a step sees of a rigid body as that step's
+/// solver will (predict_outcome_sets of both adapters): its velocity after
+/// predictUnconstraintMotion's damping (dynamic bodies only; with zero
+/// damping the factor is btPow(1, h) = 1 exactly) and its force after the
+/// world's applyGravity (active dynamic bodies only).
+btVector3 predicted_linear(const btRigidBody& body, btScalar h);
+btVector3 predicted_angular(const btRigidBody& body, btScalar h);
+btVector3 predicted_force(const btRigidBody& body);
 
 /// Displaces a body by [Δx, Δθ] (Δθ a rotation vector, world frame; the
 /// position-level separation). Its velocities are kept; for an anisotropic

@@ -148,6 +148,25 @@ struct MultiBodyImpactSolver::Impl {
   internal::TouchingPoints touching;   // synthetic points of this batch (proximity.h)
   btDispatcher* dispatcher = nullptr;  // of the batch being solved
 
+  // Where rigid bodies are read: as they are (0), or, in a prediction
+  // (predict_outcome_sets), as the next step's solver will see them
+  // (internal::predicted_linear, …, with this step length).
+  btScalar predict_h = 0;
+  btVector3 rigid_linear(const btRigidBody& body) const {
+    return predict_h > 0 ? internal::predicted_linear(body, predict_h) : body.getLinearVelocity();
+  }
+  btVector3 rigid_angular(const btRigidBody& body) const {
+    return predict_h > 0 ? internal::predicted_angular(body, predict_h) : body.getAngularVelocity();
+  }
+  btVector3 rigid_force(const btRigidBody& body) const {
+    return predict_h > 0 ? internal::predicted_force(body) : body.getTotalForce();
+  }
+  // Velocity of the material point at `relative` from the centre of mass
+  // (btRigidBody::getVelocityInLocalPoint's arithmetic).
+  btVector3 rigid_point_velocity(const btRigidBody& body, const btVector3& relative) const {
+    return rigid_linear(body) + rigid_angular(body).cross(relative);
+  }
+
   int node_of_multibody(btMultiBody* mb) {
     const auto [it, inserted] = node_index.emplace(mb, static_cast<int>(nodes.size()));
     if (inserted) nodes.push_back({mb, nullptr});
@@ -254,7 +273,7 @@ double add_side(Impl& s, const Impl::Side& side, const btVector3& direction, Eig
     row.segment<3>(offset + 3) += to_eigen(r).cross(d).transpose();
     return 0.0;
   }
-  return d.dot(to_eigen(side.rigid->getVelocityInLocalPoint(r)));
+  return d.dot(to_eigen(s.rigid_point_velocity(*side.rigid, r)));
 }
 
 // Pre-force relative normal velocity of a point (detection).
@@ -267,7 +286,7 @@ double pre_force_u(Impl& s, const Impl::Point& p) {
       u += j.dot(s.pre_force(*side->multibody));
     } else if (side->rigid != nullptr) {
       const btVector3 r = side->point - side->rigid->getCenterOfMassPosition();
-      u += side->sign * double(n.dot(side->rigid->getVelocityInLocalPoint(r)));
+      u += side->sign * double(n.dot(s.rigid_point_velocity(*side->rigid, r)));
     }
   }
   return u;
@@ -643,10 +662,11 @@ struct MultibodyCluster {
         const btRigidBody& body = *node.rigid;
         rigid_local.push_back(q);
         rows.inverse_mass.block<6, 6>(o, o) = internal::body_inverse_mass(body);
-        const Eigen::Matrix<double, 6, 1> v = internal::body_velocity(body);
+        Eigen::Matrix<double, 6, 1> v;
+        v << to_eigen(s.rigid_linear(body)), to_eigen(s.rigid_angular(body));
         base_velocity.segment<6>(o) = v;
         rows.admissible.segment<3>(o) =
-            v.head<3>() + to_eigen(body.getTotalForce() * body.getInvMass() * btScalar(0.5 * h));
+            v.head<3>() + to_eigen(s.rigid_force(body) * body.getInvMass() * btScalar(0.5 * h));
         rows.admissible.segment<3>(o + 3) =
             v.tail<3>() + to_eigen(body.getInvInertiaTensorWorld() * body.getTotalTorque() * btScalar(0.5 * h));
       }
@@ -1024,8 +1044,7 @@ void MultiBodyImpactSolver::solveMultiBodyGroup(
     s.all_failed = true;
     batch_failed(config_, stats_, "unknown exception");
   }
-  // The hand-off: points the impacts left separating are hidden (their
-  // restitution was muted when their cluster was resolved).
+  // The hand-off: points the impacts left separating are hidden.
   try {
     if (!s.all_failed) s.handoff.hide(s.hidden);
   } catch (...) {  // std::bad_alloc: they stay visible, as in stock
@@ -1152,17 +1171,17 @@ void unite_couplings(Impl& s, const NodeGraph& graph) {
   }
 }
 
-// Steps 1–5 of the header on one batch.
-void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
-                  btPersistentManifold** manifolds, int num_manifolds, btTypedConstraint** constraints,
-                  int num_constraints, btMultiBodyConstraint** multibody_constraints,
-                  int num_multibody_constraints, const btContactSolverInfo& info) {
+// Steps 1–2 of the header on one batch: candidate points, multibody
+// constraints (couplings and bindings), clusters (s.clusters). Returns
+// whether a point strikes (otherwise nothing is clustered).
+bool collect_batch(Impl& s, const MultiBodyImpactSolverConfig& config, btPersistentManifold** manifolds,
+                   int num_manifolds, btTypedConstraint** constraints, int num_constraints,
+                   btMultiBodyConstraint** multibody_constraints, int num_multibody_constraints, double h) {
   s.nodes.clear();
   s.node_index.clear();
   s.points.clear();
   s.bindings.clear();
   s.couplings.clear();
-  const double h = double(info.m_timeStep);
   const MultiBodyImpactSolverConfig& config_ = config;
 
   // 1. Candidate points.
@@ -1190,7 +1209,7 @@ void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyI
     }
   }
 
-  if (!any_strike) return;
+  if (!any_strike) return false;
   add_touching_points(s, config, manifolds, num_manifolds, h);
   for (int k = 0; k < num_multibody_constraints; ++k) {
     btMultiBodyConstraint* constraint = multibody_constraints[k];
@@ -1231,6 +1250,17 @@ void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyI
   NodeGraph graph{s};
   internal::build_clusters(graph, constraints, num_constraints, s.clusters);
   unite_couplings(s, graph);
+  return true;
+}
+
+// Steps 1–5 of the header on one batch.
+void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyImpactStats& stats,
+                  btPersistentManifold** manifolds, int num_manifolds, btTypedConstraint** constraints,
+                  int num_constraints, btMultiBodyConstraint** multibody_constraints,
+                  int num_multibody_constraints, const btContactSolverInfo& info) {
+  if (!collect_batch(s, config, manifolds, num_manifolds, constraints, num_constraints, multibody_constraints,
+                     num_multibody_constraints, double(info.m_timeStep)))
+    return;
   // 3–5, one cluster at a time through the shared pipeline
   // (internal::resolve_safely): a cluster that fails or throws has written
   // nothing (apply() checks before its first write) and is left to the base
@@ -1245,5 +1275,179 @@ void impact_phase(Impl& s, const MultiBodyImpactSolverConfig& config, MultiBodyI
 }
 
 }  // namespace
+
+namespace {
+
+// What predict_outcome_sets changes on a multibody to give it the next
+// step's post-force velocities, and gives back bit for bit.
+struct SavedMultibody {
+  btMultiBody* mb = nullptr;
+  Eigen::VectorXd velocity;  // 6 + dofs
+  btVector3 base_force{0, 0, 0}, base_torque{0, 0, 0};
+  std::vector<btVector3> link_force, link_torque;
+  std::vector<btScalar> joint_torque;  // 6 per link (btMultibodyLink::m_jointTorque)
+
+  explicit SavedMultibody(btMultiBody& body) : mb(&body), velocity(Impl::velocity_vector(body)) {
+    base_force = body.getBaseForce();
+    base_torque = body.getBaseTorque();
+    for (int i = 0; i < body.getNumLinks(); ++i) {
+      link_force.push_back(body.getLinkForce(i));
+      link_torque.push_back(body.getLinkTorque(i));
+      const btScalar* q = body.getJointTorqueMultiDof(i);
+      for (int d = 0; d < 6; ++d) joint_torque.push_back(q[d]);
+    }
+  }
+  void restore() const {
+    btMultiBody& body = *mb;
+    body.clearForcesAndTorques();
+    body.addBaseForce(base_force);
+    body.addBaseTorque(base_torque);
+    for (int i = 0; i < body.getNumLinks(); ++i) {
+      body.addLinkForce(i, link_force[static_cast<size_t>(i)]);
+      body.addLinkTorque(i, link_torque[static_cast<size_t>(i)]);
+      btScalar* q = body.getJointTorqueMultiDof(i);
+      for (int d = 0; d < 6; ++d) q[d] = joint_torque[static_cast<size_t>(6 * i + d)];
+    }
+    body.setBaseOmega(btVector3(btScalar(velocity[0]), btScalar(velocity[1]), btScalar(velocity[2])));
+    body.setBaseVel(btVector3(btScalar(velocity[3]), btScalar(velocity[4]), btScalar(velocity[5])));
+    for (int link = 0; link < body.getNumLinks(); ++link) {
+      btScalar* qd = body.getJointVelMultiDof(link);
+      const btMultibodyLink& l = body.getLink(link);
+      for (int d = 0; d < l.m_dofCount; ++d) qd[d] = btScalar(velocity[6 + l.m_dofOffset + d]);
+    }
+  }
+};
+
+bool sleeping(const btMultiBody& mb) {
+  if (mb.getBaseCollider() && mb.getBaseCollider()->getActivationState() == ISLAND_SLEEPING) return true;
+  for (int b = 0; b < mb.getNumLinks(); ++b)
+    if (mb.getLink(b).m_collider && mb.getLink(b).m_collider->getActivationState() == ISLAND_SLEEPING) return true;
+  return false;
+}
+
+// One prediction from one cluster (the step's plan and assembly, with the
+// Routh tangent rows whatever the law).
+MultiBodyPredictedImpact predict_cluster(MultibodyCluster& cluster, const MultiBodyImpactSolverConfig& config,
+                                         const RouthSetParameters& set, bool& impact) {
+  MultiBodyPredictedImpact prediction;
+  const internal::ClusterPlan plan = cluster.plan();
+  impact = plan.impact;
+  if (!impact) return prediction;
+  internal::ClusterPlan sampled_plan = plan;
+  sampled_plan.law = internal::PlannedLaw::kRouth;  // the tangent rows
+  MultiBodyImpactReport layout;
+  ImpactStats unused;
+  const internal::Assembly assembly = cluster.assemble(sampled_plan, layout, unused);
+  if (assembly.kind == internal::Assembly::kNothing) {
+    impact = false;
+    return prediction;
+  }
+  cluster.describe(layout);
+  prediction.multibodies = layout.multibodies;
+  for (const btCollisionObject* body : layout.bodies) prediction.bodies.push_back(btRigidBody::upcast(body));
+  prediction.offsets = layout.offsets;
+  prediction.law = plan.applied();
+  prediction.restitution = plan.restitution;
+  if (assembly.kind == internal::Assembly::kFailed) {
+    prediction.law = AppliedLaw::kBaseSolver;
+    prediction.message = assembly.why + ": the step hands this cluster to the base solver with Bullet's restitution";
+    return prediction;
+  }
+  const internal::LawRows& rows = cluster.law_rows();
+  const int m = rows.contacts();
+  const Eigen::VectorXd u = rows.normals * rows.admissible + rows.offsets;
+  for (int r = 0; r < m; ++r) {
+    ImpactReport::Contact contact = cluster.contact(r, -u[r]);
+    contact.tangent1 = to_bullet(rows.t1[static_cast<size_t>(r)]);
+    contact.tangent2 = to_bullet(rows.t2[static_cast<size_t>(r)]);
+    prediction.contacts.push_back(contact);
+  }
+  prediction.velocity = rows.admissible;
+  prediction.sample_seed = cluster.law_inputs(sampled_plan).routh_seed;
+  internal::PredictedSet predicted =
+      internal::predict_set(rows, cluster.finite(), plan, config, prediction.sample_seed, set);
+  prediction.sampled = predicted.sampled;
+  prediction.message = std::move(predicted.message);
+  prediction.set = std::move(predicted.set);
+  if (predicted.base_solver) prediction.law = AppliedLaw::kBaseSolver;
+  return prediction;
+}
+
+}  // namespace
+
+std::vector<MultiBodyPredictedImpact> MultiBodyImpactSolver::predict_outcome_sets(btScalar time_step,
+                                                                                  const RouthSetParameters& set) {
+  internal::check_prediction_arguments(double(time_step), set);
+  Impl& s = *impl_;
+  btMultiBodyDynamicsWorld& world = *s.world;
+  world.performDiscreteCollisionDetection();
+  world.forwardKinematics();
+  // What the island callback hands to solveMultiBodyGroup, for the whole
+  // world: manifolds of awake pairs that need a response, every constraint.
+  btDispatcher* dispatcher = world.getDispatcher();
+  std::vector<btPersistentManifold*> manifolds = internal::responding_manifolds(*dispatcher);
+  std::vector<btTypedConstraint*> constraints;
+  for (int i = 0; i < world.getNumConstraints(); ++i) constraints.push_back(world.getConstraint(i));
+  std::vector<btMultiBodyConstraint*> multibody_constraints;
+  for (int i = 0; i < world.getNumMultiBodyConstraints(); ++i)
+    multibody_constraints.push_back(world.getMultiBodyConstraint(i));
+  btContactSolverInfo info = world.getSolverInfo();
+  info.m_timeStep = time_step;
+
+  // The next step's state (header, "Step order"): the pre-force snapshot,
+  // then each awake multibody's velocities stepped by its forces and
+  // gravity as solveExternalForces does; rigid bodies through predict_h.
+  std::unordered_map<const btMultiBody*, Eigen::VectorXd> snapshot;
+  snapshot.swap(s.snapshot);
+  std::vector<SavedMultibody> saved;
+  const auto restore = [&]() noexcept {
+    for (const SavedMultibody& body : saved) body.restore();
+    s.predict_h = 0;
+    s.snapshot.swap(snapshot);
+    s.dispatcher = nullptr;
+  };
+  std::vector<MultiBodyPredictedImpact> predictions;
+  try {
+    btAlignedObjectArray<btScalar> scratch_r;
+    btAlignedObjectArray<btVector3> scratch_v;
+    btAlignedObjectArray<btMatrix3x3> scratch_m;
+    const btVector3 gravity = world.getGravity();
+    for (int i = 0; i < world.getNumMultibodies(); ++i) {
+      btMultiBody& mb = *world.getMultiBody(i);
+      s.snapshot[&mb] = Impl::velocity_vector(mb);
+      if (sleeping(mb)) continue;
+      saved.emplace_back(mb);
+      mb.addBaseForce(gravity * mb.getBaseMass());
+      for (int j = 0; j < mb.getNumLinks(); ++j) mb.addLinkForce(j, gravity * mb.getLinkMass(j));
+      scratch_r.resize(mb.getNumLinks() + 1);
+      scratch_v.resize(mb.getNumLinks() + 1);
+      scratch_m.resize(mb.getNumLinks() + 1);
+      mb.computeAccelerationsArticulatedBodyAlgorithmMultiDof(time_step, scratch_r, scratch_v, scratch_m, false,
+                                                              info.m_jointFeedbackInWorldSpace,
+                                                              info.m_jointFeedbackInJointFrame);
+    }
+    s.predict_h = time_step;
+    s.dispatcher = dispatcher;
+    btTypedConstraint** joints = constraints.empty() ? nullptr : constraints.data();
+    btMultiBodyConstraint** couplings = multibody_constraints.empty() ? nullptr : multibody_constraints.data();
+    if (collect_batch(s, config_, manifolds.data(), static_cast<int>(manifolds.size()), joints,
+                      static_cast<int>(constraints.size()), couplings, static_cast<int>(multibody_constraints.size()),
+                      double(time_step))) {
+      for (int root = 0; root < s.clusters.num_nodes; ++root) {
+        if (s.clusters.points[root].empty()) continue;
+        const Cluster members_and_points{s.clusters.members[root], s.clusters.points[root]};
+        MultibodyCluster cluster(s, config_, members_and_points, joints, static_cast<int>(constraints.size()), info);
+        bool impact = false;
+        MultiBodyPredictedImpact prediction = predict_cluster(cluster, config_, set, impact);
+        if (impact) predictions.push_back(std::move(prediction));
+      }
+    }
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+  return predictions;
+}
 
 }  // namespace simpact::bullet

@@ -252,6 +252,32 @@ struct MultiBodyImpactReport : ImpactReport {
   Eigen::VectorXd normal_offsets;   ///< b (m)
 };
 
+/// One cluster's approximated Routh outcome set, from
+/// MultiBodyImpactSolver::predict_outcome_sets: what the NEXT step's impact
+/// phase would see, in its cluster layout (header, "Generalized
+/// velocities"). Velocities are mid-step (v*, after the projections onto
+/// couplings and joints, "Step order"): the impact maps `velocity` to a
+/// column of `set.velocities`, and the step writes δ = v⁺ − v* on top of its
+/// post-force velocities.
+struct MultiBodyPredictedImpact {
+  std::vector<const btMultiBody*> multibodies;  ///< layout order, then the rigid `bodies`
+  std::vector<const btRigidBody*> bodies;       ///< the cluster's dynamic rigid bodies
+  std::vector<int> offsets;  ///< first coordinate of each node's block (multibodies, then rigid)
+  std::vector<ImpactReport::Contact> contacts;  ///< rows of the problem (impulses 0)
+  /// What the next step applies to this cluster (as ImpactReport::law).
+  /// With kRouth, the next step applies exactly sample 0 of `set`.
+  AppliedLaw law = AppliedLaw::kPropagative;
+  double restitution = 1.0;
+  std::uint64_t sample_seed = 0;  ///< the Routh seed the next step uses
+  Eigen::VectorXd velocity;       ///< v*, mid-step, before the impact (cluster layout)
+  /// false when the cluster has more than RouthSettings::max_contacts
+  /// contacts or cannot be assembled (then `set` is empty and `message`
+  /// says why).
+  bool sampled = false;
+  std::string message;
+  RouthOutcomeSet set;  ///< Algorithm 2; velocities: n × M
+};
+
 /// The base multibody solver that runs after the impact phase (header, "The
 /// base solver").
 enum class MultiBodyBaseSolver {
@@ -334,6 +360,25 @@ class MultiBodyImpactSolver : public btMultiBodyConstraintSolver {
   btMultiBodyConstraintSolver& base_solver();
   const btMultiBodyConstraintSolver& base_solver() const;
   const MultiBodyImpactStats& stats() const { return stats_; }
+
+  /// The Routh outcome set of every impact cluster the next step of the
+  /// world would resolve (Halm & Posa's Algorithm 2, RouthSampler::
+  /// approximate with `set`), whatever the configured law: the world's
+  /// collision detection runs now, each awake multibody's velocities are
+  /// stepped by its forces and the world's gravity exactly as
+  /// btMultiBodyDynamicsWorld::solveExternalForces does (the articulated-
+  /// body algorithm over `time_step`), rigid bodies are read as the step's
+  /// solver will see them (damped, with gravity), and the clusters are
+  /// planned and assembled by the step's own stages; then every velocity,
+  /// force and torque is given back, bit for bit. Side effects as
+  /// ImpactSolver::predict_outcome_sets (manifolds refreshed; each
+  /// multibody's articulated-body cache holds the predicted step's, which
+  /// the step recomputes). With law kRouth and the same `time_step`, the
+  /// next stepSimulation applies sample 0 of each set. Multibodies using
+  /// RK4 integration are stepped by the ABA here, not by RK4. Throws
+  /// std::invalid_argument for time_step ≤ 0 or not finite, or bad `set`.
+  std::vector<MultiBodyPredictedImpact> predict_outcome_sets(btScalar time_step,
+                                                             const RouthSetParameters& set = {});
 
   struct Impl;  ///< opaque
 
