@@ -55,6 +55,18 @@ std::string HostName(Host host) {
   return "unknown";
 }
 
+/// The base solver behind simpact, named alike in both worlds.
+enum class Base { kSequentialImpulse, kMlcpDantzig, kMlcpLemke };
+
+std::string BaseName(Base base) {
+  switch (base) {
+    case Base::kSequentialImpulse: return "si";
+    case Base::kMlcpDantzig: return "dantzig";
+    case Base::kMlcpLemke: return "lemke";
+  }
+  return "unknown";
+}
+
 struct Ball {
   double mass = 1.0;
   double radius = 0.05;
@@ -67,10 +79,15 @@ struct Ball {
 /// (MultiBodyWorld's only combiner), contacts are frictionless.
 class ParityWorld {
  public:
-  ParityWorld(Host host, const ImpactSettings& settings, const Eigen::Vector3d& gravity) : host_(host) {
+  ParityWorld(Host host, const ImpactSettings& settings, const Eigen::Vector3d& gravity,
+              Base base = Base::kSequentialImpulse)
+      : host_(host) {
     if (host == Host::kRigid) {
       worlds::WorldOptions options;
       options.solver = worlds::SolverKind::kSimpact;
+      options.base = base == Base::kSequentialImpulse ? worlds::SolverKind::kStockSi
+                     : base == Base::kMlcpDantzig    ? worlds::SolverKind::kStockMlcpDantzig
+                                                     : worlds::SolverKind::kStockMlcpLemke;
       options.gravity = gravity;
       static_cast<ImpactSettings&>(options.simpact) = settings;
       options.simpact.on_impact = [this](const ImpactReport& r) { record(r); };
@@ -79,6 +96,9 @@ class ParityWorld {
       worlds::MultiBodyWorldOptions options;
       options.gravity = gravity;
       static_cast<ImpactSettings&>(options.config) = settings;
+      options.config.base = base == Base::kSequentialImpulse ? simpact::bullet::MultiBodyBaseSolver::kSequentialImpulse
+                            : base == Base::kMlcpDantzig    ? simpact::bullet::MultiBodyBaseSolver::kMlcpDantzig
+                                                            : simpact::bullet::MultiBodyBaseSolver::kMlcpLemke;
       options.config.on_impact = [this](const simpact::bullet::MultiBodyImpactReport& r) { record(r); };
       multibody_ = std::make_unique<worlds::MultiBodyWorld>(options);
     }
@@ -156,10 +176,15 @@ class ParityWorld {
   /// The first contact's approach speed of this step's impact (−1: none).
   double approach() const { return approach_; }
   int fallbacks() const { return fallbacks_; }
+  int reports() const { return reports_; }
+  /// ξ of every report that carried one.
+  const std::vector<double>& indeterminacies() const { return indeterminacies_; }
 
  private:
   void record(const ImpactReport& r) {
     if (r.fallback_to_base) ++fallbacks_;
+    if (r.indeterminacy) indeterminacies_.push_back(*r.indeterminacy);
+    ++reports_;
     if (!r.contacts.empty()) approach_ = r.contacts[0].approach_speed;
   }
 
@@ -170,6 +195,8 @@ class ParityWorld {
   std::vector<btMultiBody*> free_bases_;
   double approach_ = -1.0;
   int fallbacks_ = 0;
+  int reports_ = 0;
+  std::vector<double> indeterminacies_;
 };
 
 // ── Newton's cradle, free balls (scenario_test.cpp, Cradle) ─────────────────
@@ -185,36 +212,49 @@ class CradleParity : public ::testing::TestWithParam<CradleCase> {};
 
 // Equal masses: the incoming balls stop and as many leave the far end at the
 // strikers' speed (Seghete & Murphey 2014, eq. (15)); energy is conserved.
-TEST_P(CradleParity, LastBallsLeaveAtTheStrikersSpeed) {
-  const CradleCase& c = GetParam();
-  constexpr double kRate = 240.0, kRadius = 0.05, kSpeed = 1.0;
+constexpr double kCradleRate = 240.0, kCradleSpeed = 1.0;
+
+// `balls` touching (or `gap` apart) along x, the first `incoming` of them
+// touching each other and approaching the row at kCradleSpeed.
+void AddCradle(ParityWorld& world, int balls, int incoming, double gap) {
+  constexpr double kRadius = 0.05;
   constexpr double kApproach = 0.01;  // [m] between the strikers and the row at t = 0
-  ParityWorld world(c.host, ImpactSettings{}, Eigen::Vector3d::Zero());
-  // Strikers touch each other and approach the row; the row's balls touch
-  // (or are `gap` apart).
-  for (int i = 0; i < c.balls; ++i) {
+  for (int i = 0; i < balls; ++i) {
     Ball ball;
     ball.radius = kRadius;
-    const bool striker = i < c.incoming;
+    const bool striker = i < incoming;
     const double x = striker ? double(i) * 2.0 * kRadius
-                             : double(c.incoming) * 2.0 * kRadius + kApproach +
-                                   double(i - c.incoming) * (2.0 * kRadius + c.gap);
+                             : double(incoming) * 2.0 * kRadius + kApproach +
+                                   double(i - incoming) * (2.0 * kRadius + gap);
     ball.position = Eigen::Vector3d(x, 0.5, 0.0);
-    ball.velocity = Eigen::Vector3d(striker ? kSpeed : 0.0, 0.0, 0.0);
+    ball.velocity = Eigen::Vector3d(striker ? kCradleSpeed : 0.0, 0.0, 0.0);
     world.add_ball(ball);
   }
-  const double energy_before = world.kinetic_energy();
+}
+
+// Steps until the last `incoming` balls leave and the others have stopped
+// (at most 1 s); the steps taken.
+int RunCradle(ParityWorld& world, int balls, int incoming) {
   int steps = 0;
-  const int max_steps = static_cast<int>(kRate);  // 1 s: the strike is over after ~0.05 s
-  for (; steps < max_steps; ++steps) {
-    world.step(1.0 / kRate);
+  for (; steps < static_cast<int>(kCradleRate); ++steps) {
+    world.step(1.0 / kCradleRate);
     bool done = true;
-    for (int i = 0; i < c.balls; ++i) {
+    for (int i = 0; i < balls; ++i) {
       const double v = world.velocity(i).x();
-      done = done && (i >= c.balls - c.incoming ? v > 0.5 : std::abs(v) < 0.5);
+      done = done && (i >= balls - incoming ? v > 0.5 : std::abs(v) < 0.5);
     }
     if (done) break;
   }
+  return steps;
+}
+
+TEST_P(CradleParity, LastBallsLeaveAtTheStrikersSpeed) {
+  const CradleCase& c = GetParam();
+  constexpr double kRate = kCradleRate, kSpeed = kCradleSpeed;
+  ParityWorld world(c.host, ImpactSettings{}, Eigen::Vector3d::Zero());
+  AddCradle(world, c.balls, c.incoming, c.gap);
+  const double energy_before = world.kinetic_energy();
+  const int steps = RunCradle(world, c.balls, c.incoming);
   const double tolerance = kVelocityTolerance + PositionRoundingVelocity(kRate);
   for (int i = 0; i < c.balls; ++i) {
     const double expected = i >= c.balls - c.incoming ? kSpeed : 0.0;
@@ -377,3 +417,69 @@ TEST_P(RestingParity, ElasticBallOnElasticGroundStaysAt30Hz) {
 INSTANTIATE_TEST_SUITE_P(Hosts, RestingParity,
                          ::testing::Values(Host::kRigid, Host::kMultibodyRigidNodes, Host::kMultibodyFreeBases),
                          [](const ::testing::TestParamInfo<Host>& param_info) { return HostName(param_info.param); });
+
+// ── The base solver behind simpact (scenario_test.cpp, BaseSolver) ──────────
+
+class BaseParity : public ::testing::TestWithParam<std::tuple<Host, Base>> {};
+
+// The same impacts whichever stock solver runs behind simpact: the touching
+// 5-ball cradle with 2 incoming leaves as (0, 0, 0, 1, 1).
+TEST_P(BaseParity, CradleOutcomeDoesNotDependOnTheBase) {
+  const auto [host, base] = GetParam();
+  ParityWorld world(host, ImpactSettings{}, Eigen::Vector3d::Zero(), base);
+  AddCradle(world, 5, 2, 0.0);
+  RunCradle(world, 5, 2);
+  const double tolerance = kVelocityTolerance + PositionRoundingVelocity(kCradleRate);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_NEAR(world.velocity(i).x(), i >= 3 ? kCradleSpeed : 0.0, tolerance) << "ball " << i;
+  EXPECT_EQ(world.fallbacks(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, BaseParity,
+                         ::testing::Combine(::testing::Values(Host::kRigid, Host::kMultibodyRigidNodes,
+                                                              Host::kMultibodyFreeBases),
+                                            ::testing::Values(Base::kSequentialImpulse, Base::kMlcpDantzig,
+                                                              Base::kMlcpLemke)),
+                         [](const ::testing::TestParamInfo<std::tuple<Host, Base>>& param_info) {
+                           return HostName(std::get<0>(param_info.param)) + "_" +
+                                  BaseName(std::get<1>(param_info.param));
+                         });
+
+// ── Skimming and indeterminacy (scenario_test.cpp, Predictive and Report) ───
+
+class ReportParity : public ::testing::TestWithParam<Host> {};
+
+// A ball skimming 5 mm above the ground at 5 m/s is never struck: Bullet's
+// speculative point is no impact.
+TEST_P(ReportParity, SkimmingBallIsNeverStruck) {
+  ParityWorld world(GetParam(), ImpactSettings{}, Eigen::Vector3d::Zero());
+  world.add_ground(1.0);
+  Ball ball;
+  ball.radius = 0.1;
+  ball.position = Eigen::Vector3d(0.0, 0.1 + 0.005, 0.0);
+  ball.velocity = Eigen::Vector3d(5.0, 0.0, 0.0);
+  world.add_ball(ball);
+  for (int k = 0; k < 60; ++k) world.step(1.0 / 60.0);
+  EXPECT_EQ(world.impacts(), 0);
+  EXPECT_EQ(world.reports(), 0);
+  EXPECT_NEAR(world.velocity(0).x(), 5.0, kVelocityTolerance);
+  EXPECT_NEAR(world.velocity(0).y(), 0.0, kVelocityTolerance);
+}
+
+// With compute_indeterminacy every report carries ξ, zero for the cradle
+// (Seghete & Murphey 2014, Theorem 3).
+TEST_P(ReportParity, IndeterminacyOfTheCradleIsZero) {
+  ImpactSettings settings;
+  settings.compute_indeterminacy = true;
+  ParityWorld world(GetParam(), settings, Eigen::Vector3d::Zero());
+  AddCradle(world, 3, 1, 0.0);
+  RunCradle(world, 3, 1);
+  ASSERT_GT(world.reports(), 0);
+  ASSERT_EQ(static_cast<int>(world.indeterminacies().size()), world.reports()) << "a report without ξ";
+  for (const double xi : world.indeterminacies()) EXPECT_LE(xi, kVelocityTolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, ReportParity,
+                         ::testing::Values(Host::kRigid, Host::kMultibodyRigidNodes, Host::kMultibodyFreeBases),
+                         [](const ::testing::TestParamInfo<Host>& param_info) { return HostName(param_info.param); });
+
