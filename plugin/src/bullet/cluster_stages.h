@@ -1,16 +1,20 @@
 // The stages of the impact pipeline that do not depend on the kind of body,
 // written once for both Bullet adapters (ImpactSolver for rigid bodies,
 // MultiBodyImpactSolver for Featherstone multibodies and the rigid bodies
-// they touch). Each adapter's per-cluster function reads top to bottom as
+// they touch; docs/pipeline.md). One batch:
 //
-//   collect   Bullet's manifold points → candidate points    (adapter)
-//   cluster   union–find over nodes (clustering.h)           (shared)
-//   plan      strike, restitution, friction → the law        (here: ClusterPlan)
-//   assemble  node kinds → LawRows in generalized coordinates (adapter)
-//   resolve   the core law on LawRows → v⁺, impulses, report  (here: resolve_law)
-//   apply     v⁺ and the position-level separation → bodies   (adapter)
-//   hand-off  what the base solver sees of the resolved points (here: BaseSolverHandoff)
-//   report    on_impact, fallbacks                            (here: notify, mark_fallback)
+//   collect   Bullet's manifold points → candidate points     (adapter)
+//   cluster   union–find over nodes (clustering.h)            (shared)
+//   per cluster, run_cluster under resolve_safely:
+//     plan      strike, restitution, friction → the law        (ClusterPlan, decide_law)
+//     assemble  node kinds → LawRows in generalized coordinates (adapter's Cluster)
+//     resolve   the core law on LawRows → v⁺, impulses, report  (resolve_law)
+//     check     what the adapter must not write                (adapter's Cluster)
+//     apply     v⁺ and the position-level separation → bodies   (adapter's Cluster)
+//     report    on_impact, fallbacks                            (notify, mark_fallback)
+//   hand-off  what the base solver sees of the batch           (BaseSolverHandoff)
+//   predict   the same collect, plan and assemble on the next step's state
+//             (check_prediction_arguments, responding_manifolds, predict_set)
 //
 // Internal to simpact::bullet; never installed.
 #pragma once
