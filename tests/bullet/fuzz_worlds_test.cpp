@@ -210,7 +210,10 @@ TEST_P(FuzzRegression, FixedWorldStaysFixed) {
   EXPECT_FALSE(failed) << world.defect << ": " << failure_summary(result)
                        << "; rerun: fuzz_worlds --seed " << world.seed << " --only " << world.index;
   EXPECT_EQ(result.general_impact_gains, 0) << world.defect;
-  EXPECT_GT(result.impacts, 0) << "the world no longer exercises an impact";
+  // It must still reach the impact phase: an impact handed to a law, or a
+  // cluster the phase handed to the base solver (a fixed world may now be
+  // one: seed 2029 world 6769).
+  EXPECT_GT(result.impacts + result.fallbacks_to_base, 0) << "the world no longer exercises the impact phase";
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -256,7 +259,12 @@ INSTANTIATE_TEST_SUITE_P(
         // Law routh over MLCP Lemke: a body with locked rotation wedged
         // between opposite faces of the ground mesh; the overlap no push
         // clears was pushed by Baumgarte every other step (+1.2e-4 each).
-        FixedWorld{2027, 67266, "Baumgarte push on an overlap no push can clear"}),
+        FixedWorld{2027, 67266, "Baumgarte push on an overlap no push can clear"},
+        // MLCP Dantzig base, joints to a moving kinematic body over nearly
+        // dependent rows: the joint offsets' pseudo-inverse demanded 2.9e39 J
+        // (kJointDemandFactor); the impact took it and the world went
+        // non-finite 15 steps later, stock finite.
+        FixedWorld{2029, 6769, "ill-conditioned joints to a moving kinematic body"}),
     [](const ::testing::TestParamInfo<FixedWorld>& param_info) {
       return "seed" + std::to_string(param_info.param.seed) + "_world" + std::to_string(param_info.param.index);
     });

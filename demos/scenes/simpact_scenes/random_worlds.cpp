@@ -935,6 +935,7 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
     if (const bullet::ImpactSolver* solver = world.world().impact_solver()) {
       result.impacts = solver->stats().impacts;
       result.fallbacks = solver->stats().fallbacks;
+      result.fallbacks_to_base = solver->stats().fallbacks_to_base;
     }
   } catch (const std::exception& error) {  // building the world
     result.escaped = true;
@@ -1289,6 +1290,7 @@ FuzzWorldResult run_fuzz_multibody_world(std::uint64_t seed, std::int64_t index,
     if (const bullet::MultiBodyImpactSolver* solver = world->impact_solver()) {
       result.impacts = solver->stats().impacts;
       result.fallbacks = solver->stats().fallbacks;
+      result.fallbacks_to_base = solver->stats().fallbacks_to_base;
     }
   } catch (const std::exception& error) {
     result.escaped = true;

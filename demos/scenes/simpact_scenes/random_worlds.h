@@ -306,6 +306,7 @@ struct FuzzWorldResult {
   double worst_general_impact_gain = 0.0;
   std::int64_t impacts = 0;
   std::int64_t fallbacks = 0;
+  std::int64_t fallbacks_to_base = 0;  ///< clusters handed to the base solver (ImpactStats)
   double seconds = 0.0;          ///< CPU time of our steps (the running thread's) [s]
   double stock_seconds = 0.0;
   double slowest_step_seconds = 0.0;

@@ -216,6 +216,12 @@ struct ImpactSolver::Impl {
     Eigen::VectorXd pre_force;      // v, without this step's forces
     Eigen::MatrixXd joint_rows;     // G, bilateral joint rows on the cluster
     Eigen::VectorXd joint_offsets;  // c: G v + c = 0 keeps the joints
+    // E_c = ½ cᵀ(G M⁻¹ Gᵀ)⁺c [J], the kinetic energy the joints demand for
+    // following their moving kinematic partners, and E_ref [J], the
+    // cluster's energy if every body moved and turned at the partners'
+    // largest joint speed |c|∞ (RigidCluster::assemble, kJointDemandFactor).
+    double joint_demand = 0.0;
+    double joint_demand_reference = 0.0;
   };
 
   std::vector<btRigidBody*> bodies;
@@ -498,6 +504,22 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
     rows.inverse_mass = metric.inverse_mass;
     const Eigen::VectorXd free = rows.admissible;
     rows.admissible -= metric.violating(rows.joint_rows, free, rows.joint_offsets);
+    rows.joint_demand = 0.0;
+    rows.joint_demand_reference = 0.0;
+    const double speed = rows.joint_offsets.size() > 0 ? rows.joint_offsets.cwiseAbs().maxCoeff() : 0.0;
+    if (speed > 0.0) {
+      rows.joint_demand = 0.5 * (metric.reduce * rows.joint_offsets).squaredNorm();
+      for (int j = 0; j < k; ++j) {
+        const btRigidBody& body = *s.bodies[members[j]];
+        const btVector3& inertia = body.getInvInertiaDiagLocal();
+        const double smallest = std::min({inertia.x(), inertia.y(), inertia.z()});
+        const double moment = smallest > 0 ? 1.0 / double(smallest) : 0.0;
+        rows.joint_demand_reference += 0.5 * (1.0 / double(body.getInvMass()) + moment) * speed * speed;
+      }
+    }
+  } else {
+    rows.joint_demand = 0.0;
+    rows.joint_demand_reference = 0.0;
   }
   if (!tangents) return;
 
@@ -828,6 +850,20 @@ int drop_inert_contacts(const Impl& s, std::vector<int>& ids) {
 using internal::add_message;
 using internal::Resolution;
 
+/// A cluster whose bilateral joints bind it to MOVING kinematic bodies keeps
+/// them through the offsets c (G v + c = 0, impact_solver.h stage 3); the
+/// kinetic energy the joints demand for that, E_c = ½ cᵀ(G M⁻¹ Gᵀ)⁺c, is at
+/// most about the cluster's energy when every body moves and turns at the
+/// partners' joint speed |c|∞ (E_ref) for joints that can follow them. When
+/// the joint rows are nearly dependent and c is not in their range, the
+/// pseudo-inverse (rows scaled by 1/√reach, eigenvalues down to
+/// kJointRankTolerance) amplifies c without a useful bound (fuzz_worlds seed
+/// 2029 world 6769: E_c = 2.9e39 J from |c| = 5.4 m/s; the law then resolved
+/// a 1e18 m/s approach and the world went non-finite 15 steps later). Beyond 100 E_ref (ten times the speed) the
+/// joints cannot be followed by any physical motion: such a cluster is the
+/// base solver's, whose soft, impulse-limited joints stay bounded.
+constexpr double kJointDemandFactor = 100.0;
+
 // One cluster of the batch as the shared pipeline sees it
 // (internal::run_cluster, stages 3–4): the rigid adapter's plan inputs,
 // assembly (assemble, inert contacts), outcome check and write-back
@@ -862,10 +898,17 @@ struct RigidCluster {
   }
 
   // Rows and velocities (s.rows); inert contacts leave and the cluster is
-  // planned again.
+  // planned again. Joints that would need more than kJointDemandFactor ×
+  // the cluster's energy at their kinematic partners' speed to follow them
+  // are ill-conditioned: the cluster is the base solver's.
   internal::Assembly assemble(internal::ClusterPlan& cluster, ImpactReport& report, ImpactStats& stats) {
     routh = cluster.routh();
     assemble_rows(s, members, ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, routh);
+    if (s.rows.joint_demand > kJointDemandFactor * s.rows.joint_demand_reference)
+      return {internal::Assembly::kFailed,
+              "joints to moving kinematic bodies would need " + std::to_string(s.rows.joint_demand) +
+                  " J to follow them, more than kJointDemandFactor x " +
+                  std::to_string(s.rows.joint_demand_reference) + " J (ill-conditioned joint rows)"};
     const int inert = drop_inert_contacts(s, ids);
     if (inert == 0) return {};
     stats.inert_contacts += inert;
