@@ -232,7 +232,7 @@ INSTANTIATE_TEST_SUITE_P(
         cradle_with("UnknownPolicy", R"({"policy": "fastest"})",
                     R"("policy" must be one of: most_negative, least_negative)"),
         cradle_with("UnknownLaw", R"({"law": "magic"})",
-                    R"("law" must be one of: propagative, plastic, routh, anitescu_potra, )"
+                    R"("law" must be one of: propagative, plastic, variational, pasquero, routh, anitescu_potra, )"
                     R"(sequential (got "magic"))"),
         cradle_with("MassAndMasses", R"({"mass": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]})",
                     R"((found: "mass", "masses"))"),
@@ -358,3 +358,57 @@ TEST(CliBinary, ExitCodes) {
 
 }  // namespace
 }  // namespace simpact::cli
+
+namespace simpact::cli::testing {
+namespace {
+
+// The variational law through the CLI: two balls of masses 1.1 and 1
+// against a wall, both struck (Seghete & Murphey 2010, section III-B.3):
+// two sequence outcomes, weights ½ and ½, not a vertex, energy lost; with
+// reading nearest_outcome, a vertex and no loss.
+TEST(CliResolve, VariationalLawProjectsOntoTheHull) {
+  Json input = {{"inverse_mass", {{1.0 / 1.1, 0.0}, {0.0, 1.0}}},
+                {"normals", {{1.0, 0.0}, {-1.0, 1.0}}},
+                {"velocity", {-1.0, -2.0}},
+                {"law", "variational"}};
+  const Json projected = resolve_ok(input);
+  EXPECT_EQ(projected["status"], "success");
+  ASSERT_EQ(projected["vertices"].size(), 2u);
+  EXPECT_NEAR(projected["weights"][0].get<double>(), 0.5, 1e-12);
+  EXPECT_EQ(projected["on_vertex"], false);
+  EXPECT_GT(projected["energy_loss"].get<double>(), 0.0);
+  input["reading"] = "nearest_outcome";
+  const Json nearest = resolve_ok(input);
+  EXPECT_EQ(nearest["on_vertex"], true);
+  EXPECT_NEAR(nearest["energy_loss"].get<double>(), 0.0, 1e-12);
+  input["reading"] = "closest";
+  const CommandRun bad = resolve_text(input.dump());
+  EXPECT_EQ(bad.exit_code, kExitInputError);
+  EXPECT_NE(bad.err.find(R"("reading" must be one of: projection, nearest_outcome)"), std::string::npos) << bad.err;
+}
+
+// Pasquero's law through the CLI: the 3-ball cradle leaves (0, 0, 1) after
+// two single-contact iterations (Lambda = -2 each); a propagative key is
+// named with its law.
+TEST(CliResolve, PasqueroLawOnTheCradle) {
+  Json input = {{"masses", {1.0, 1.0, 1.0}},
+                {"normals", {{-1.0, 1.0, 0.0}, {0.0, -1.0, 1.0}}},
+                {"velocity", {1.0, 0.0, 0.0}},
+                {"law", "pasquero"}};
+  const Json out = resolve_ok(input);
+  EXPECT_EQ(out["status"], "success");
+  const std::vector<double> v = numbers(out["velocity"]);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_NEAR(v[0], 0.0, 1e-12);
+  EXPECT_NEAR(v[1], 0.0, 1e-12);
+  EXPECT_NEAR(v[2], 1.0, 1e-12);
+  EXPECT_EQ(out["iterations"], 2);
+  EXPECT_NEAR(out["coefficients"][0].get<double>(), -2.0, 1e-12);
+  input["policy"] = "all";
+  const CommandRun bad = resolve_text(input.dump());
+  EXPECT_EQ(bad.exit_code, kExitInputError);
+  EXPECT_NE(bad.err.find("applies only to law"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace simpact::cli::testing

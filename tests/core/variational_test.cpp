@@ -172,6 +172,14 @@ TEST(Variational, BadParametersNameTheField) {
     EXPECT_NE(std::string(e.what()).find("enumeration_budget"), std::string::npos) << e.what();
   }
   EXPECT_STREQ(to_string(VariationalReading::kNearestOutcome), "nearest_outcome");
+  // More vertices than max_vertices: reported, nothing applied.
+  VariationalParameters one;
+  one.max_vertices = 1;
+  const ImpactProblem two = scenes::two_balls_wall(Eigen::Vector2d(1.1, 1.0), Eigen::Vector2d(-1.0, -2.0));
+  const VariationalResult r = resolve_variational(two, one);
+  EXPECT_EQ(r.status, Status::kBudgetExhausted);
+  EXPECT_TRUE(r.velocity == two.velocity);
+  EXPECT_NE(r.message.find("max_vertices"), std::string::npos) << r.message;
 }
 
 }  // namespace

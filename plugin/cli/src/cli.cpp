@@ -27,8 +27,9 @@ constexpr std::string_view kResolveHelp = R"(resolve input: one JSON object with
                        n x n mass (symmetric positive definite), or n
                        positive diagonal masses
   offsets              b_n, m numbers: u_n = J_n v + b_n       (default 0)
-  law                  propagative | plastic | routh | anitescu_potra |
-                       sequential                    (default propagative)
+  law                  propagative | plastic | variational | pasquero |
+                       routh | anitescu_potra | sequential
+                                                     (default propagative)
 A key that only another law reads is an error naming that law.
 law propagative (elastic propagative impacts, Seghete & Murphey 2014):
   restitution          R in [0, 1]                             (default 1)
@@ -43,6 +44,21 @@ law plastic: the Moreau projection; the same outcome as propagative with
 Output of both: status, message (unless success), outcomes [{velocity,
   impulses, sequence}], energy_before, energy_after, reflections,
   reflection_cap; with policy all: sequences_explored, indeterminacy.
+law variational (elastic; Seghete & Murphey 2010, section III-A: v- projected
+  onto the convex hull of every sequence's outcome in the kinetic metric):
+  reading              projection | nearest_outcome: the definition, or
+                       the text's nearest vertex     (default projection)
+  max_reflections      integer >= 0; 0 = automatic cap, per sequence
+  enumeration_budget   integer >= 1; total reflections over all sequences
+Output: status, message (unless success), velocity, impulses, vertices
+  [{velocity, impulses}], weights, on_vertex, energy_before, energy_after,
+  energy_loss, sequences_explored.
+law pasquero (elastic; Pasquero, section 3: the impulse Lambda times the sum of
+  the struck contacts' orthogonal velocities, Lemma 3.1, repeated):
+  max_iterations       integer in [0, 100000]; 0 = automatic
+Output: status, message (unless success), velocity, impulses, iterations,
+  involved (the contacts of each iteration), coefficients (Lambda of each),
+  energy_before, energy_after.
 laws routh, anitescu_potra, sequential (inelastic, frictional, Halm & Posa) add:
   tangents             J_t rows of n numbers, contact by contact: one row
                        per contact (planar) or two orthonormal rows per
@@ -89,7 +105,11 @@ Output of the frictional laws: status, message (unless success), for
 Papers: Seghete & Murphey 2014 = V. Seghete and T. D. Murphey, "A propagative
   model of simultaneous impact: existence, uniqueness, and design
   consequences", IEEE Transactions on Automation Science and Engineering
-  11(1), 2014, arXiv:1709.02296. Halm & Posa = M. Halm and M. Posa,
+  11(1), 2014, arXiv:1709.02296. Seghete & Murphey 2010 = V. Seghete and
+  T. Murphey, "Variational Solutions to Simultaneous Collisions Between
+  Multiple Rigid Bodies", IEEE ICRA 2010. Pasquero = S. Pasquero, running
+  title "A frame-independent approach by means of jet-bundle geometry"
+  (README, Papers). Halm & Posa = M. Halm and M. Posa,
   "Set-Valued Rigid-Body Dynamics for Simultaneous, Inelastic, Frictional
   Impacts", arXiv:2103.15714.
 )";

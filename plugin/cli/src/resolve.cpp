@@ -1,6 +1,8 @@
 #include <simpact_cli/resolve.h>
 
 #include <simpact/frictional_reference.h>
+#include <simpact/pasquero.h>
+#include <simpact/variational.h>
 
 #include <Eigen/Cholesky>
 
@@ -58,6 +60,9 @@ constexpr Eigen::Index kMaxContacts = 1'000;
 //   usually ends after 2-10). 2·10⁶ small LCPs take ~10-20 s.
 constexpr std::int64_t kMaxReflections = 10'000'000;
 constexpr std::int64_t kMaxEnumerationBudget = 10'000'000;
+// - iterations of Pasquero's law, each up to O(contacts²) (core automatic:
+//   1000 + 100 m).
+constexpr std::int64_t kMaxPasqueroIterations = 100'000;
 constexpr std::int64_t kMaxModeCombinations = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxRouthLcps = 2'000'000;
 // Worker threads for a Routh set: more than any machine this runs on has
@@ -288,6 +293,66 @@ Json run_propagative(const Json& input) {
 
 Json run_plastic(const Json& input) {
   return result_to_json(resolve_plastic(read_problem(input)), false);
+}
+
+VariationalReading read_reading(const Json& input) {
+  const std::string name = read_string(input, "reading");
+  for (const VariationalReading reading : {VariationalReading::kProjection, VariationalReading::kNearestOutcome})
+    if (name == to_string(reading)) return reading;
+  throw not_one_of("reading",
+                   {to_string(VariationalReading::kProjection), to_string(VariationalReading::kNearestOutcome)},
+                   name);
+}
+
+Json run_variational(const Json& input) {
+  const ImpactProblem problem = read_problem(input);
+  VariationalParameters parameters;
+  if (input.contains("reading")) parameters.reading = read_reading(input);
+  if (input.contains("max_reflections")) {
+    parameters.max_reflections = read_integer_in(input, "max_reflections", 0, kMaxReflections);
+  }
+  if (input.contains("enumeration_budget")) {
+    parameters.enumeration_budget = read_integer_in(input, "enumeration_budget", 1, kMaxEnumerationBudget);
+  }
+  const VariationalResult result = resolve_variational(problem, parameters);
+  Json output;
+  output["status"] = to_string(result.status);
+  if (result.status != Status::kSuccess) output["message"] = result.message;
+  output["velocity"] = to_json(result.velocity);
+  output["impulses"] = to_json(result.impulses);
+  Json vertices = Json::array();
+  for (Eigen::Index k = 0; k < result.vertices.cols(); ++k) {
+    vertices.push_back({{"velocity", to_json(Eigen::VectorXd(result.vertices.col(k)))},
+                        {"impulses", to_json(Eigen::VectorXd(result.vertex_impulses.col(k)))}});
+  }
+  output["vertices"] = std::move(vertices);
+  output["weights"] = to_json(result.weights);
+  output["on_vertex"] = result.on_vertex;
+  output["energy_before"] = result.energy_before;
+  output["energy_after"] = result.energy_after;
+  output["energy_loss"] = result.energy_loss;
+  output["sequences_explored"] = result.sequences_explored;
+  return output;
+}
+
+Json run_pasquero(const Json& input) {
+  const ImpactProblem problem = read_problem(input);
+  PasqueroParameters parameters;
+  if (input.contains("max_iterations")) {
+    parameters.max_iterations = read_integer_in(input, "max_iterations", 0, kMaxPasqueroIterations);
+  }
+  const PasqueroResult result = resolve_pasquero(problem, parameters);
+  Json output;
+  output["status"] = to_string(result.status);
+  if (result.status != Status::kSuccess) output["message"] = result.message;
+  output["velocity"] = to_json(result.velocity);
+  output["impulses"] = to_json(result.impulses);
+  output["iterations"] = result.iterations;
+  output["involved"] = result.involved;
+  output["coefficients"] = result.coefficients;
+  output["energy_before"] = result.energy_before;
+  output["energy_after"] = result.energy_after;
+  return output;
 }
 
 ImpulseSampler read_sampler(const Json& input) {
@@ -524,6 +589,8 @@ const std::vector<Law>& laws() {
        {"restitution", "toi", "policy", "seed", "max_reflections", "enumeration_budget"},
        run_propagative},
       {"plastic", {}, run_plastic},
+      {"variational", {"reading", "max_reflections", "enumeration_budget"}, run_variational},
+      {"pasquero", {"max_iterations"}, run_pasquero},
       {"routh",
        concat(frictional_problem_keys(),
               {"step", "automatic_step_factor", "max_steps", "samples", "seed", "sampler",

@@ -77,6 +77,11 @@ struct VariationalParameters {
   /// Two sequence outcomes are one vertex when their impulses differ by at
   /// most this × the largest impulse g-norm (propagative.h, kAll).
   double dedup_tolerance = 1e-9;
+  /// Most distinct sequence outcomes (hull vertices) the projection takes:
+  /// its Gram matrix is p × p dense. Beyond it the result has status
+  /// kBudgetExhausted, the velocity unchanged and zero impulses. 1000 is a
+  /// Gram matrix of 8 MB; a simulation's impacts have a handful.
+  int max_vertices = 1000;
   /// Validate the problem first (throws InvalidProblem).
   bool validate_input = true;
 };
@@ -106,6 +111,10 @@ struct VariationalResult {
 /// carry the enumeration's rounding (~1e-15 relative); 1e-9 is far above
 /// that and far below any weight that moves the outcome visibly.
 inline constexpr double kVariationalWeightTolerance = 1e-9;
+
+/// Most entries p · max(n, m) of the vertex matrices a result holds (80 MB):
+/// beyond it, as beyond max_vertices, the result is kBudgetExhausted.
+inline constexpr std::int64_t kVariationalMaxVertexEntries = 10'000'000;
 
 /// Resolves the impact by the variational projection (see above). The
 /// enumeration is propagative.h's kAll at R = 1: status kBudgetExhausted or

@@ -27,11 +27,10 @@ PasqueroResult resolve_pasquero(const ImpactProblem& problem, const PasqueroPara
   if (parameters.validate_input) validate(problem);
 
   const Eigen::Index m = problem.contacts();
-  const Eigen::MatrixXd J(problem.normals);
-  const Eigen::MatrixXd inverse_mass(problem.inverse_mass);
-  const Eigen::MatrixXd response = inverse_mass * J.transpose();  // M⁻¹Jᵀ
-  const Eigen::MatrixXd W = J * response;
-  Eigen::VectorXd u = J * problem.velocity;
+  // W = J M⁻¹ Jᵀ (m × m) from the sparse J and M⁻¹: never an n × n matrix.
+  const SparseRowMatrix j_minv = problem.normals * problem.inverse_mass;
+  const Eigen::MatrixXd W = Eigen::MatrixXd(j_minv * SparseColMatrix(problem.normals.transpose()));
+  Eigen::VectorXd u = problem.normals * problem.velocity;
   if (problem.offsets.size() == m) u += problem.offsets;
 
   PasqueroResult result;
@@ -107,7 +106,7 @@ PasqueroResult resolve_pasquero(const ImpactProblem& problem, const PasqueroPara
     ++result.iterations;
   }
   result.impulses = lambda;
-  result.velocity = problem.velocity + response * lambda;
+  result.velocity = problem.velocity + j_minv.transpose() * lambda;  // v⁻ + M⁻¹Jᵀλ
   result.energy_after = inertia.kinetic_energy(result.velocity);
   return result;
 }

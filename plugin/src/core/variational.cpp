@@ -115,6 +115,7 @@ VariationalResult resolve_variational(const ImpactProblem& problem, const Variat
   require(std::isfinite(parameters.dedup_tolerance) && parameters.dedup_tolerance >= 0.0 &&
               parameters.dedup_tolerance < 1.0,
           "dedup_tolerance must be in [0, 1)");
+  require(parameters.max_vertices >= 1, "max_vertices must be >= 1");
   if (parameters.validate_input) validate(problem);
 
   // Steps 1–3: every distinct elastic sequence outcome (propagative.h, kAll).
@@ -142,6 +143,16 @@ VariationalResult resolve_variational(const ImpactProblem& problem, const Variat
     return result;
   }
   const Eigen::Index p = static_cast<Eigen::Index>(all.outcomes.size());
+  if (p > parameters.max_vertices || p * std::max(n, m) > kVariationalMaxVertexEntries) {
+    result.status = Status::kBudgetExhausted;
+    result.message = std::to_string(p) + " distinct sequence outcomes exceed max_vertices = " +
+                     std::to_string(parameters.max_vertices) + " or " +
+                     std::to_string(kVariationalMaxVertexEntries) + " vertex entries; velocity left unchanged";
+    result.velocity = problem.velocity;
+    result.impulses = Eigen::VectorXd::Zero(m);
+    result.energy_after = result.energy_before;
+    return result;
+  }
   result.vertices.resize(n, p);
   result.vertex_impulses.resize(m, p);
   for (Eigen::Index k = 0; k < p; ++k) {
@@ -151,10 +162,9 @@ VariationalResult resolve_variational(const ImpactProblem& problem, const Variat
 
   // Steps 4–5: the projection of v⁻ onto the hull, in the kinetic metric,
   // as a QP on the simplex with Gram matrix Q = Λᵀ W Λ (header).
-  const Eigen::MatrixXd J(problem.normals);
-  const Eigen::MatrixXd inverse_mass(problem.inverse_mass);
-  const Eigen::MatrixXd response = inverse_mass * J.transpose();     // M⁻¹Jᵀ, n × m
-  const Eigen::MatrixXd delassus = J * response;                     // W, m × m
+  // W = J M⁻¹ Jᵀ (m × m) from the sparse J and M⁻¹: never an n × n matrix.
+  const SparseRowMatrix j_minv = problem.normals * problem.inverse_mass;
+  const Eigen::MatrixXd delassus = Eigen::MatrixXd(j_minv * SparseColMatrix(problem.normals.transpose()));
   const Eigen::MatrixXd Q = result.vertex_impulses.transpose() * delassus * result.vertex_impulses;
   if (parameters.reading == VariationalReading::kProjection) {
     result.weights = internal::min_norm_point_weights(0.5 * (Q + Q.transpose()), kVariationalWeightTolerance);

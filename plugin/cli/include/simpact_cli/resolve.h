@@ -12,6 +12,8 @@
 //   plastic         resolve_plastic()            (propagative.h): the same
 //                   outcome as propagative with "restitution": 0, which
 //                   stays accepted; this law only skips the elastic keys.
+//   variational     resolve_variational()        (variational.h)
+//   pasquero        resolve_pasquero()           (pasquero.h)
 //   routh           RouthSampler                 (routh.h)
 //   anitescu_potra  solve_anitescu_potra()       (frictional_reference.h)
 //   sequential      resolve_sequential()         (frictional_reference.h)
