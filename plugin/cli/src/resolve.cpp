@@ -295,6 +295,20 @@ Json run_plastic(const Json& input) {
   return result_to_json(resolve_plastic(read_problem(input)), false);
 }
 
+// The fields of a law with one outcome (variational, pasquero): status,
+// message (unless success), velocity, impulses, energy_before, energy_after.
+template <class Result>
+Json single_outcome_json(const Result& result) {
+  Json output;
+  output["status"] = to_string(result.status);
+  if (result.status != Status::kSuccess) output["message"] = result.message;
+  output["velocity"] = to_json(result.velocity);
+  output["impulses"] = to_json(result.impulses);
+  output["energy_before"] = result.energy_before;
+  output["energy_after"] = result.energy_after;
+  return output;
+}
+
 VariationalReading read_reading(const Json& input) {
   const std::string name = read_string(input, "reading");
   for (const VariationalReading reading : {VariationalReading::kProjection, VariationalReading::kNearestOutcome})
@@ -315,11 +329,7 @@ Json run_variational(const Json& input) {
     parameters.enumeration_budget = read_integer_in(input, "enumeration_budget", 1, kMaxEnumerationBudget);
   }
   const VariationalResult result = resolve_variational(problem, parameters);
-  Json output;
-  output["status"] = to_string(result.status);
-  if (result.status != Status::kSuccess) output["message"] = result.message;
-  output["velocity"] = to_json(result.velocity);
-  output["impulses"] = to_json(result.impulses);
+  Json output = single_outcome_json(result);
   Json vertices = Json::array();
   for (Eigen::Index k = 0; k < result.vertices.cols(); ++k) {
     vertices.push_back({{"velocity", to_json(Eigen::VectorXd(result.vertices.col(k)))},
@@ -328,8 +338,6 @@ Json run_variational(const Json& input) {
   output["vertices"] = std::move(vertices);
   output["weights"] = to_json(result.weights);
   output["on_vertex"] = result.on_vertex;
-  output["energy_before"] = result.energy_before;
-  output["energy_after"] = result.energy_after;
   output["energy_loss"] = result.energy_loss;
   output["sequences_explored"] = result.sequences_explored;
   return output;
@@ -342,16 +350,10 @@ Json run_pasquero(const Json& input) {
     parameters.max_iterations = read_integer_in(input, "max_iterations", 0, kMaxPasqueroIterations);
   }
   const PasqueroResult result = resolve_pasquero(problem, parameters);
-  Json output;
-  output["status"] = to_string(result.status);
-  if (result.status != Status::kSuccess) output["message"] = result.message;
-  output["velocity"] = to_json(result.velocity);
-  output["impulses"] = to_json(result.impulses);
+  Json output = single_outcome_json(result);
   output["iterations"] = result.iterations;
   output["involved"] = result.involved;
   output["coefficients"] = result.coefficients;
-  output["energy_before"] = result.energy_before;
-  output["energy_after"] = result.energy_after;
   return output;
 }
 
