@@ -177,11 +177,14 @@ class ParityWorld {
   double approach() const { return approach_; }
   int fallbacks() const { return fallbacks_; }
   int reports() const { return reports_; }
+  /// The law of every report, in order.
+  const std::vector<simpact::bullet::AppliedLaw>& laws() const { return laws_; }
   /// ξ of every report that carried one.
   const std::vector<double>& indeterminacies() const { return indeterminacies_; }
 
  private:
   void record(const ImpactReport& r) {
+    laws_.push_back(r.law);
     if (r.fallback_to_base) ++fallbacks_;
     if (r.indeterminacy) indeterminacies_.push_back(*r.indeterminacy);
     ++reports_;
@@ -197,6 +200,7 @@ class ParityWorld {
   int fallbacks_ = 0;
   int reports_ = 0;
   std::vector<double> indeterminacies_;
+  std::vector<simpact::bullet::AppliedLaw> laws_;
 };
 
 // ── Newton's cradle, free balls (scenario_test.cpp, Cradle) ─────────────────
@@ -482,4 +486,40 @@ TEST_P(ReportParity, IndeterminacyOfTheCradleIsZero) {
 INSTANTIATE_TEST_SUITE_P(Hosts, ReportParity,
                          ::testing::Values(Host::kRigid, Host::kMultibodyRigidNodes, Host::kMultibodyFreeBases),
                          [](const ::testing::TestParamInfo<Host>& param_info) { return HostName(param_info.param); });
+
+// ── The other laws (variational.h, pasquero.h) through both adapters ────────
+
+class LawParity : public ::testing::TestWithParam<std::tuple<Host, simpact::bullet::ImpactLaw>> {};
+
+// The touching 5-ball cradle with 2 incoming has one outcome, (0, 0, 0, 1,
+// 1), under Seghete & Murphey 2010's projection (a single vertex) and
+// Pasquero's law (§4 Example 1): both elastic laws reach it in every host,
+// and every report names the law.
+TEST_P(LawParity, ElasticLawsOnTheCradle) {
+  const auto [host, law] = GetParam();
+  ImpactSettings settings;
+  settings.law = law;
+  ParityWorld world(host, settings, Eigen::Vector3d::Zero());
+  AddCradle(world, 5, 2, 0.0);
+  RunCradle(world, 5, 2);
+  const double tolerance = kVelocityTolerance + PositionRoundingVelocity(kCradleRate);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_NEAR(world.velocity(i).x(), i >= 3 ? kCradleSpeed : 0.0, tolerance) << "ball " << i;
+  EXPECT_GE(world.impacts(), 1);
+  EXPECT_EQ(world.fallbacks(), 0);
+  const simpact::bullet::AppliedLaw applied = law == simpact::bullet::ImpactLaw::kVariational
+                                                  ? simpact::bullet::AppliedLaw::kVariational
+                                                  : simpact::bullet::AppliedLaw::kPasquero;
+  for (const simpact::bullet::AppliedLaw reported : world.laws()) EXPECT_EQ(reported, applied);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Hosts, LawParity,
+    ::testing::Combine(::testing::Values(Host::kRigid, Host::kMultibodyRigidNodes, Host::kMultibodyFreeBases),
+                       ::testing::Values(simpact::bullet::ImpactLaw::kVariational,
+                                         simpact::bullet::ImpactLaw::kPasquero)),
+    [](const ::testing::TestParamInfo<std::tuple<Host, simpact::bullet::ImpactLaw>>& param_info) {
+      return HostName(std::get<0>(param_info.param)) + "_" +
+             simpact::bullet::to_string(std::get<1>(param_info.param));
+    });
 

@@ -857,14 +857,15 @@ TEST(PredictOutcomeSets, RejectsBadArguments) {
 // ── Configuration ───────────────────────────────────────────────────────────
 
 TEST(ImpactLawNames, RoundTripAndRejectUnknownNames) {
-  for (ImpactLaw law : {ImpactLaw::kPropagative, ImpactLaw::kRouth, ImpactLaw::kAuto})
+  for (ImpactLaw law : {ImpactLaw::kPropagative, ImpactLaw::kRouth, ImpactLaw::kAuto, ImpactLaw::kVariational,
+                        ImpactLaw::kPasquero})
     EXPECT_EQ(bullet::parse_impact_law(bullet::to_string(law)), law);
   EXPECT_STREQ(bullet::to_string(ImpactLaw::kRouth), "routh");
   try {
     bullet::parse_impact_law("Routh");
     FAIL() << "accepted \"Routh\"";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("expected propagative, routh or auto"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("expected propagative, routh, auto, variational or pasquero"), std::string::npos)
         << e.what();
   }
 }

@@ -104,8 +104,9 @@ static_assert(bullet::RouthSettings{}.max_contacts == 8 && bullet::RouthSettings
                   bullet::RouthSettings{}.cone_directions == 4,
               "update the routh defaults in kSceneHelp");
 
-constexpr std::array<bullet::ImpactLaw, 3> kLaws = {
-    bullet::ImpactLaw::kPropagative, bullet::ImpactLaw::kRouth, bullet::ImpactLaw::kAuto,
+constexpr std::array<bullet::ImpactLaw, 5> kLaws = {
+    bullet::ImpactLaw::kPropagative, bullet::ImpactLaw::kRouth,       bullet::ImpactLaw::kAuto,
+    bullet::ImpactLaw::kVariational, bullet::ImpactLaw::kPasquero,
 };
 
 const Extent kThree{3, "x, y, z"};

@@ -2,7 +2,9 @@
 
 #include "proximity.h"
 
+#include <simpact/pasquero.h>
 #include <simpact/routh.h>
+#include <simpact/variational.h>
 
 #include <BulletCollision/BroadphaseCollision/btDispatcher.h>
 #include <BulletCollision/CollisionDispatch/btCollisionObject.h>
@@ -26,6 +28,8 @@ AppliedLaw ClusterPlan::applied() const {
     case PlannedLaw::kPropagative: return AppliedLaw::kPropagative;
     case PlannedLaw::kRouth: return AppliedLaw::kRouth;
     case PlannedLaw::kBlend: return AppliedLaw::kRouthRestitution;
+    case PlannedLaw::kVariational: return AppliedLaw::kVariational;
+    case PlannedLaw::kPasquero: return AppliedLaw::kPasquero;
     case PlannedLaw::kNone:
     case PlannedLaw::kBaseSolver: break;
   }
@@ -43,6 +47,12 @@ void decide_law(const ImpactSettings& settings, int contacts, ClusterPlan& plan)
   switch (settings.law) {
     case ImpactLaw::kPropagative:
       plan.law = propagative;
+      return;
+    case ImpactLaw::kVariational:  // elastic laws: elastic clusters only
+    case ImpactLaw::kPasquero:
+      plan.law = plan.restitution < 1.0 ? propagative
+                 : settings.law == ImpactLaw::kVariational ? PlannedLaw::kVariational
+                                                           : PlannedLaw::kPasquero;
       return;
     case ImpactLaw::kRouth:
       plan.law = PlannedLaw::kRouth;
@@ -121,6 +131,41 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
                  const LawInputs& inputs, LawState& state, ImpactStats& stats, ImpactReport& report,
                  Eigen::VectorXd& velocity) {
   const int m = rows.contacts();
+  if (plan.law == PlannedLaw::kVariational || plan.law == PlannedLaw::kPasquero) {
+    // The elastic laws of variational.h and pasquero.h (validation off: the
+    // rows are checked by the adapters).
+    const ImpactProblem problem =
+        impact_problem(rows.inverse_mass, rows.normals, rows.admissible, rows.offsets, 1.0);
+    Status status = Status::kSuccess;
+    std::string message;
+    Eigen::VectorXd impulses;
+    if (plan.law == PlannedLaw::kVariational) {
+      VariationalParameters parameters;
+      parameters.max_reflections = settings.max_reflections;
+      parameters.validate_input = false;
+      VariationalResult result = resolve_variational(problem, parameters);
+      status = result.status;
+      message = std::move(result.message);
+      velocity = std::move(result.velocity);
+      impulses = std::move(result.impulses);
+    } else {
+      PasqueroParameters parameters;
+      parameters.validate_input = false;
+      PasqueroResult result = resolve_pasquero(problem, parameters);
+      status = result.status;
+      message = std::move(result.message);
+      velocity = std::move(result.velocity);
+      impulses = std::move(result.impulses);
+    }
+    report.status = status;
+    add_message(report, message);
+    if (status != Status::kSuccess) {
+      ++stats.fallbacks;
+      return false;
+    }
+    for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = impulses[r];
+    return true;
+  }
   if (!plan.routh()) {
     const ImpactResult& result = solve_propagative(
         rows, plan.restitution, settings, inputs, state,

@@ -47,7 +47,7 @@ namespace simpact::bullet::internal {
 /// Routh sample, auto's blend of Routh and the elastic propagative outcome
 /// (frictional 0 < R < 1), or the base solver (a Routh law due on a
 /// cluster over RouthSettings::max_contacts, reported).
-enum class PlannedLaw { kNone, kPropagative, kRouth, kBlend, kBaseSolver };
+enum class PlannedLaw { kNone, kPropagative, kRouth, kBlend, kBaseSolver, kVariational, kPasquero };
 
 /// Whether a cluster is an impact, and what resolves it.
 struct ClusterPlan {

@@ -31,10 +31,12 @@ namespace simpact::bullet {
 
 namespace {
 
-constexpr std::array<std::pair<ImpactLaw, const char*>, 3> kLawNames = {{
+constexpr std::array<std::pair<ImpactLaw, const char*>, 5> kLawNames = {{
     {ImpactLaw::kPropagative, "propagative"},
     {ImpactLaw::kRouth, "routh"},
     {ImpactLaw::kAuto, "auto"},
+    {ImpactLaw::kVariational, "variational"},
+    {ImpactLaw::kPasquero, "pasquero"},
 }};
 
 // ImpactReport::law values.
@@ -125,6 +127,8 @@ const char* to_string(AppliedLaw law) {
     case AppliedLaw::kPropagative: return "propagative";
     case AppliedLaw::kRouth: return "routh";
     case AppliedLaw::kRouthRestitution: return "routh_restitution";
+    case AppliedLaw::kVariational: return "variational";
+    case AppliedLaw::kPasquero: return "pasquero";
     case AppliedLaw::kBaseSolver: return "base_solver";
   }
   return "unknown";
@@ -136,7 +140,7 @@ ImpactLaw parse_impact_law(const std::string& name) {
   for (const auto& [value, law_name] : kLawNames)
     if (name == law_name) return value;
   throw std::invalid_argument("unknown impact law \"" + name +
-                              "\" (expected propagative, routh or auto)");
+                              "\" (expected propagative, routh, auto, variational or pasquero)");
 }
 
 void validate(const ImpactSolverConfig& config) { validate(static_cast<const ImpactSettings&>(config)); }

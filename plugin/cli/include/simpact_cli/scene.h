@@ -47,12 +47,15 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
     impact_threshold   [m/s] >= 0                     (default automatic)
     touch_tolerance    [m] >= 0                             (default 1e-3)
     max_reflections    integer in [0, 10000000]; 0 = automatic cap
-    law                propagative | routh | auto      (default propagative)
+    law                propagative | routh | auto | variational |
+                       pasquero                    (default propagative)
                        routh: Routh sampling, frictional and inelastic, one
                        sample per impact from seed; auto: frictionless or
                        elastic clusters propagative, frictional plastic
                        ones routh, frictional 0 < R < 1 the blend
-                       R * elastic + (1 - R) * routh (impact_solver.h)
+                       R * elastic + (1 - R) * routh; variational,
+                       pasquero: those elastic laws on clusters with R = 1,
+                       the others as propagative (impact_solver.h)
     routh              law routh or auto only; object with the optional keys
       step             impulse cap scale [N s] >= 0      (default 0 = automatic)
       max_steps        integer in [1, 10000], LCPs per sample before the

@@ -71,6 +71,10 @@
 //   frictional 0 < R < 1 the blend v⁺ = R v_e⁺ + (1 − R) v_r⁺ (elastic
 //   propagative and Routh outcomes; Seghete & Murphey 2014, eq. (17), with
 //   the frictional plastic outcome), reported as kRouthRestitution.
+// variational, pasquero: the elastic laws of variational.h (Seghete &
+//   Murphey 2010's projection onto the hull of every sequence's outcome)
+//   and pasquero.h (Pasquero's frame-independent law) on clusters with
+//   R = 1; clusters with R < 1 as under propagative. Frictionless.
 // Cluster cap: a cluster due for Routh with more than
 //   RouthSettings::max_contacts contacts is left to the base solver (R = 0)
 //   or the propagative law (R > 0, auto), reported and counted
@@ -122,9 +126,15 @@ enum class ImpactLaw {
   kPropagative,  ///< frictionless minimal-sequence law with restitution (default)
   kRouth,        ///< Routh sampling: frictional, inelastic, one sample per impact
   kAuto,         ///< per cluster, by friction and restitution
+  /// Seghete & Murphey 2010's variational projection (variational.h) on
+  /// elastic clusters (R = 1); other clusters as kPropagative.
+  kVariational,
+  /// Pasquero's frame-independent law (pasquero.h) on elastic clusters
+  /// (R = 1); other clusters as kPropagative.
+  kPasquero,
 };
 
-/// "propagative", "routh", "auto".
+/// "propagative", "routh", "auto", "variational", "pasquero".
 const char* to_string(ImpactLaw law);
 
 /// The law a report says was applied to a cluster (ImpactReport::law,
@@ -133,9 +143,12 @@ enum class AppliedLaw {
   kPropagative,       ///< Seghete & Murphey's propagative law
   kRouth,             ///< one Routh sample (Halm & Posa)
   kRouthRestitution,  ///< auto's blend for frictional 0 < R < 1 (see "Laws")
+  kVariational,       ///< Seghete & Murphey 2010's variational projection
+  kPasquero,          ///< Pasquero's frame-independent law
   kBaseSolver,        ///< left to the base solver (cap or fallback; see the report)
 };
-/// "propagative", "routh", "routh_restitution", "base_solver" ("unknown"
+/// "propagative", "routh", "routh_restitution", "variational", "pasquero",
+/// "base_solver" ("unknown"
 /// for a value outside the enum).
 const char* to_string(AppliedLaw law);
 /// Writes to_string(law) (test and log output).
