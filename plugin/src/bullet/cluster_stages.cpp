@@ -136,35 +136,26 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
     // rows are checked by the adapters).
     const ImpactProblem problem =
         impact_problem(rows.inverse_mass, rows.normals, rows.admissible, rows.offsets, 1.0);
-    Status status = Status::kSuccess;
-    std::string message;
-    Eigen::VectorXd impulses;
+    const auto take = [&](auto&& result) {
+      report.status = result.status;
+      add_message(report, result.message);
+      if (result.status != Status::kSuccess) {
+        ++stats.fallbacks;
+        return false;
+      }
+      velocity = std::move(result.velocity);
+      for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = result.impulses[r];
+      return true;
+    };
     if (plan.law == PlannedLaw::kVariational) {
       VariationalParameters parameters;
       parameters.max_reflections = settings.max_reflections;
       parameters.validate_input = false;
-      VariationalResult result = resolve_variational(problem, parameters);
-      status = result.status;
-      message = std::move(result.message);
-      velocity = std::move(result.velocity);
-      impulses = std::move(result.impulses);
-    } else {
-      PasqueroParameters parameters;
-      parameters.validate_input = false;
-      PasqueroResult result = resolve_pasquero(problem, parameters);
-      status = result.status;
-      message = std::move(result.message);
-      velocity = std::move(result.velocity);
-      impulses = std::move(result.impulses);
+      return take(resolve_variational(problem, parameters));
     }
-    report.status = status;
-    add_message(report, message);
-    if (status != Status::kSuccess) {
-      ++stats.fallbacks;
-      return false;
-    }
-    for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = impulses[r];
-    return true;
+    PasqueroParameters parameters;
+    parameters.validate_input = false;
+    return take(resolve_pasquero(problem, parameters));
   }
   if (!plan.routh()) {
     const ImpactResult& result = solve_propagative(
