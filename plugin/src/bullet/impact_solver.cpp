@@ -52,37 +52,14 @@ Eigen::Vector3d point_velocity(const btRigidBody* body, const btVector3& point) 
   return to_eigen(body->getVelocityInLocalPoint(point - body->getCenterOfMassPosition()));
 }
 
-using internal::predicted_angular;
-using internal::predicted_force;
-using internal::predicted_linear;
+using internal::VelocitySource;
 
-Eigen::Vector3d predicted_point_velocity(const btRigidBody* body, const btVector3& point, btScalar h) {
+// Velocity of the material point of `body` (null: the world) at `point`, as
+// `source` reads the body.
+Eigen::Vector3d velocity_at(const VelocitySource& source, const btRigidBody* body, const btVector3& point) {
   if (body == nullptr) return Eigen::Vector3d::Zero();
-  const btVector3 relative = point - body->getCenterOfMassPosition();
-  return to_eigen(predicted_linear(*body, h) + predicted_angular(*body, h).cross(relative));
+  return to_eigen(source.at_relative(*body, point - body->getCenterOfMassPosition()));
 }
-
-// Where the stages read the bodies' state. The step's own (solveGroup):
-// velocities without this step's forces and the forces the world applied.
-// Or the state the NEXT step will see, for a prediction made before it
-// (predict_outcome_sets): after predictUnconstraintMotion's damping and the
-// world's applyGravity. Collection and assembly are the same for both.
-struct VelocitySource {
-  bool next_step = false;
-  btScalar h = 0;
-
-  btVector3 linear(const btRigidBody& body) const {
-    return next_step ? predicted_linear(body, h) : body.getLinearVelocity();
-  }
-  btVector3 angular(const btRigidBody& body) const {
-    return next_step ? predicted_angular(body, h) : body.getAngularVelocity();
-  }
-  btVector3 force(const btRigidBody& body) const { return next_step ? predicted_force(body) : body.getTotalForce(); }
-  // Velocity of the material point of `body` (null: the world) at `point`.
-  Eigen::Vector3d at(const btRigidBody* body, const btVector3& point) const {
-    return next_step ? predicted_point_velocity(body, point, h) : point_velocity(body, point);
-  }
-};
 
 // The impact threshold (ImpactSolverConfig::impact_threshold) for bodies whose
 // largest gravity magnitude is `gravity`.
@@ -333,7 +310,7 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
     if (!is_dynamic(body_a) && !is_dynamic(body_b)) continue;
     for (int c = 0; c < manifold->getNumContacts(); ++c) {
       btManifoldPoint& p = manifold->getContactPoint(c);
-      const auto velocity = [&](const btRigidBody* body, const btVector3& at) { return source.at(body, at); };
+      const auto velocity = [&](const btRigidBody* body, const btVector3& at) { return velocity_at(source, body, at); };
       const double u = relative_normal_velocity(p, body_a, body_b, velocity);
       const double gap = double(p.getDistance());
       const double threshold = impact_threshold(config, largest_gravity({body_a, body_b}), h);
@@ -460,7 +437,7 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
         to_eigen(body.getInvInertiaTensorWorld() * torque * (0.5 * h));
   }
   const auto partner_velocity = [&](const btRigidBody* body, const btVector3& point) {
-    return source.at(body, point);
+    return velocity_at(source, body, point);
   };
   rows.normals.setZero(m, 6 * k);
   rows.offsets.setZero(m);
@@ -503,13 +480,13 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
       if (body.getAngularFactor()[i] == btScalar(0)) rows.admissible[6 * j + 3 + i] = 0.0;
     }
   }
+  rows.joint_demand = 0.0;
+  rows.joint_demand_reference = 0.0;
   if (rows.joint_rows.rows() > 0) {
     const internal::JointMetric metric = internal::joint_metric(rows.inverse_mass, rows.joint_rows);
     rows.inverse_mass = metric.inverse_mass;
     const Eigen::VectorXd free = rows.admissible;
     rows.admissible -= metric.violating(rows.joint_rows, free, rows.joint_offsets);
-    rows.joint_demand = 0.0;
-    rows.joint_demand_reference = 0.0;
     const double speed = rows.joint_offsets.size() > 0 ? rows.joint_offsets.cwiseAbs().maxCoeff() : 0.0;
     if (speed > 0.0) {
       rows.joint_demand = 0.5 * (metric.reduce * rows.joint_offsets).squaredNorm();
@@ -521,9 +498,6 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
         rows.joint_demand_reference += 0.5 * (1.0 / double(body.getInvMass()) + moment) * speed * speed;
       }
     }
-  } else {
-    rows.joint_demand = 0.0;
-    rows.joint_demand_reference = 0.0;
   }
   if (!tangents) return;
 

@@ -143,6 +143,25 @@ btVector3 predicted_linear(const btRigidBody& body, btScalar h);
 btVector3 predicted_angular(const btRigidBody& body, btScalar h);
 btVector3 predicted_force(const btRigidBody& body);
 
+/// Where both adapters read a rigid body's state: the step's own (in the
+/// solver: velocities without this step's forces, the forces the world
+/// applied), or, with `next_step`, the state the next step of length `h`
+/// will see (a prediction made before it: predicted_linear, …). Collection
+/// and assembly are the same for both.
+struct VelocitySource {
+  bool next_step = false;
+  btScalar h = 0;
+
+  btVector3 linear(const btRigidBody& body) const;
+  btVector3 angular(const btRigidBody& body) const;
+  btVector3 force(const btRigidBody& body) const;
+  /// Velocity of the material point at `relative` from the centre of mass
+  /// (btRigidBody::getVelocityInLocalPoint's arithmetic).
+  btVector3 at_relative(const btRigidBody& body, const btVector3& relative) const {
+    return linear(body) + angular(body).cross(relative);
+  }
+};
+
 /// Displaces a body by [Δx, Δθ] (Δθ a rotation vector, world frame; the
 /// position-level separation). Its velocities are kept; for an anisotropic
 /// body a turn Δθ changes the world inertia under the kept ω, and so the

@@ -148,24 +148,9 @@ struct MultiBodyImpactSolver::Impl {
   internal::TouchingPoints touching;   // synthetic points of this batch (proximity.h)
   btDispatcher* dispatcher = nullptr;  // of the batch being solved
 
-  // Where rigid bodies are read: as they are (0), or, in a prediction
-  // (predict_outcome_sets), as the next step's solver will see them
-  // (internal::predicted_linear, …, with this step length).
-  btScalar predict_h = 0;
-  btVector3 rigid_linear(const btRigidBody& body) const {
-    return predict_h > 0 ? internal::predicted_linear(body, predict_h) : body.getLinearVelocity();
-  }
-  btVector3 rigid_angular(const btRigidBody& body) const {
-    return predict_h > 0 ? internal::predicted_angular(body, predict_h) : body.getAngularVelocity();
-  }
-  btVector3 rigid_force(const btRigidBody& body) const {
-    return predict_h > 0 ? internal::predicted_force(body) : body.getTotalForce();
-  }
-  // Velocity of the material point at `relative` from the centre of mass
-  // (btRigidBody::getVelocityInLocalPoint's arithmetic).
-  btVector3 rigid_point_velocity(const btRigidBody& body, const btVector3& relative) const {
-    return rigid_linear(body) + rigid_angular(body).cross(relative);
-  }
+  // Where rigid bodies are read: as they are, or, in a prediction
+  // (predict_outcome_sets), as the next step's solver will see them.
+  internal::VelocitySource source;
 
   int node_of_multibody(btMultiBody* mb) {
     const auto [it, inserted] = node_index.emplace(mb, static_cast<int>(nodes.size()));
@@ -273,7 +258,7 @@ double add_side(Impl& s, const Impl::Side& side, const btVector3& direction, Eig
     row.segment<3>(offset + 3) += to_eigen(r).cross(d).transpose();
     return 0.0;
   }
-  return d.dot(to_eigen(s.rigid_point_velocity(*side.rigid, r)));
+  return d.dot(to_eigen(s.source.at_relative(*side.rigid, r)));
 }
 
 // Pre-force relative normal velocity of a point (detection).
@@ -286,7 +271,7 @@ double pre_force_u(Impl& s, const Impl::Point& p) {
       u += j.dot(s.pre_force(*side->multibody));
     } else if (side->rigid != nullptr) {
       const btVector3 r = side->point - side->rigid->getCenterOfMassPosition();
-      u += side->sign * double(n.dot(s.rigid_point_velocity(*side->rigid, r)));
+      u += side->sign * double(n.dot(s.source.at_relative(*side->rigid, r)));
     }
   }
   return u;
@@ -663,10 +648,10 @@ struct MultibodyCluster {
         rigid_local.push_back(q);
         rows.inverse_mass.block<6, 6>(o, o) = internal::body_inverse_mass(body);
         Eigen::Matrix<double, 6, 1> v;
-        v << to_eigen(s.rigid_linear(body)), to_eigen(s.rigid_angular(body));
+        v << to_eigen(s.source.linear(body)), to_eigen(s.source.angular(body));
         base_velocity.segment<6>(o) = v;
         rows.admissible.segment<3>(o) =
-            v.head<3>() + to_eigen(s.rigid_force(body) * body.getInvMass() * btScalar(0.5 * h));
+            v.head<3>() + to_eigen(s.source.force(body) * body.getInvMass() * btScalar(0.5 * h));
         rows.admissible.segment<3>(o + 3) =
             v.tail<3>() + to_eigen(body.getInvInertiaTensorWorld() * body.getTotalTorque() * btScalar(0.5 * h));
       }
@@ -1396,13 +1381,13 @@ std::vector<MultiBodyPredictedImpact> MultiBodyImpactSolver::predict_outcome_set
 
   // The next step's state (header, "Step order"): the pre-force snapshot,
   // then each awake multibody's velocities stepped by its forces and
-  // gravity as solveExternalForces does; rigid bodies through predict_h.
+  // gravity as solveExternalForces does; rigid bodies through s.source.
   std::unordered_map<const btMultiBody*, Eigen::VectorXd> snapshot;
   snapshot.swap(s.snapshot);
   std::vector<SavedMultibody> saved;
   const auto restore = [&]() noexcept {
     for (const SavedMultibody& body : saved) body.restore();
-    s.predict_h = 0;
+    s.source = internal::VelocitySource{};
     s.snapshot.swap(snapshot);
     s.dispatcher = nullptr;
   };
@@ -1426,7 +1411,7 @@ std::vector<MultiBodyPredictedImpact> MultiBodyImpactSolver::predict_outcome_set
                                                               info.m_jointFeedbackInWorldSpace,
                                                               info.m_jointFeedbackInJointFrame);
     }
-    s.predict_h = time_step;
+    s.source = internal::VelocitySource{true, time_step};
     s.dispatcher = dispatcher;
     btTypedConstraint** joints = constraints.empty() ? nullptr : constraints.data();
     btMultiBodyConstraint** couplings = multibody_constraints.empty() ? nullptr : multibody_constraints.data();
