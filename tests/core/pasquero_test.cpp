@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace simpact {
 namespace {
@@ -74,42 +75,108 @@ TEST(Pasquero, SimultaneousStrikeUsesLemma31) {
   EXPECT_NEAR(r.energy_after, r.energy_before, kExact * r.energy_before);
 }
 
-// §4 Example 2, the split shot: three equal disks (planar, 2 DOF each), 2
-// and 3 at rest and touching, the cue disk 1 moving at v0 (μ, 1) into both,
-// touching each: 2 at (−R, √3 R) and 3 at (R, √3 R) from 1 (the paper's
+// §4 Example 2, the split shot (scenes::split_shot): the cue disk moving
+// at v0 (μ, 1) into two touching disks at rest (the paper's
 // p_L(S(1,2)) = 2(μ − √3)R v0, p_L(S(1,3)) = −2(μ + √3)R v0). For
 // −√3 < μ < √3 both contacts are struck at once, and eq. (12) gives
 //     Λ = −(8/3)(μ² + 3)/(μ² + 5)
 // in the paper's own parameter (Λ multiplies the sum of the single
-// orthogonal velocities, which no row scaling changes). The formula is
-// checked here against the law, and the law's outcome by its residuals:
-// energy kept, every contact (2–3 included) leaving.
+// orthogonal velocities, which no row scaling changes). Three checks:
+//   1. the law's Λ against the formula;
+//   2. the formula on its own, by residuals: v_L + Λ_paper (v⊥_12 + v⊥_13)
+//      keeps the kinetic energy and leaves every contact (2–3 included)
+//      separating or sliding — so a typo in the printed formula would fail
+//      here even if the law reproduced it;
+//   3. the law's outcome equals that velocity.
 TEST(Pasquero, SplitShotMatchesThePapersCoefficient) {
   const double R = 0.5, v0 = 1.0;
   for (const double mu : {-1.5, -1.0 / std::sqrt(3.0), 0.0, 0.3, 1.0 / std::sqrt(3.0), 1.7}) {
     SCOPED_TRACE("mu = " + std::to_string(mu));
-    const Eigen::Vector2d c1(0, 0), c2(-R, std::sqrt(3.0) * R), c3(R, std::sqrt(3.0) * R);
-    const auto row = [&](int i, const Eigen::Vector2d& qi, int j, const Eigen::Vector2d& qj) {
-      const Eigen::Vector2d n = (qj - qi).normalized();
-      Eigen::RowVectorXd r = Eigen::RowVectorXd::Zero(6);
-      r.segment<2>(2 * i) = -n.transpose();
-      r.segment<2>(2 * j) = n.transpose();
-      return r;
-    };
-    Eigen::MatrixXd J(3, 6);
-    J.row(0) = row(0, c1, 1, c2);
-    J.row(1) = row(0, c1, 2, c3);
-    J.row(2) = row(1, c2, 2, c3);
-    Eigen::VectorXd v = Eigen::VectorXd::Zero(6);
-    v.head<2>() = v0 * Eigen::Vector2d(mu, 1.0);
-    const PasqueroResult r = resolve_pasquero(ImpactProblem::from_dense(Eigen::MatrixXd::Identity(6, 6), J, v));
+    const ImpactProblem problem = scenes::split_shot(mu, R, v0);
+    const Eigen::MatrixXd J(problem.normals);
+    const Eigen::VectorXd& v = problem.velocity;
+    const PasqueroResult r = resolve_pasquero(problem);
     ASSERT_EQ(r.status, Status::kSuccess) << r.message;
     ASSERT_EQ(r.coefficients.size(), 1u) << "one Steps 7–9 iteration";
-    ASSERT_EQ(r.involved[0].size(), 2u);
-    EXPECT_NEAR(r.coefficients[0], -(8.0 / 3.0) * (mu * mu + 3.0) / (mu * mu + 5.0), kExact);
+    ASSERT_EQ(r.involved[0], (std::vector<int>{0, 1}));
+    const double paper = -(8.0 / 3.0) * (mu * mu + 3.0) / (mu * mu + 5.0);
+    EXPECT_NEAR(r.coefficients[0], paper, kExact);
+
+    // The single orthogonal velocities (M = I): v⊥_l = J_lᵀ u_l / |J_l|².
+    Eigen::VectorXd sum = Eigen::VectorXd::Zero(6);
+    for (const int l : {0, 1}) sum += J.row(l).transpose() * (J.row(l).dot(v) / J.row(l).squaredNorm());
+    const Eigen::VectorXd formula = v + paper * sum;
+    EXPECT_NEAR(0.5 * formula.squaredNorm(), 0.5 * v.squaredNorm(), kExact) << "the formula's energy";
+    EXPECT_GE((J * formula).minCoeff(), -kExact) << "the formula leaves a contact approaching";
+    EXPECT_LE((r.velocity - formula).cwiseAbs().maxCoeff(), kExact);
     EXPECT_NEAR(r.energy_after, r.energy_before, kExact);
-    EXPECT_GE((J * r.velocity).minCoeff(), -kExact) << "a contact still approaches";
   }
+}
+
+// §4 Example 3, the break shot (scenes::break_shot): a cue disk 0 moving at
+// v0 along +y strikes disk 1 of a touching triangle 1–2–3 at an angle φ to
+// the centre line 0→1. The paper walks the algorithm through:
+//   * iteration 1 involves S(0,1) alone (Step 6, Λ = −2): disk 1 leaves
+//     along the centre line, the cue disk across it;
+//   * iteration 2 is Example 2's split shot with μ = tan φ iff
+//     −√3 < tan φ < √3: S(1,2) and S(1,3) together, with that Λ;
+//   * that "third" velocity approaches S(0,1) again iff
+//     |tan φ| < √(2√3 − 3), and then at least one more iteration follows;
+//   * for φ = 0 the outcome is: disk 1 at rest, disks 2 and 3 along the
+//     centre lines 1→2 and 1→3, the cue disk back at v0/5.
+// Each claim is checked for angles on both sides of both thresholds, and
+// the φ = 0 closed form (speed 2√3/5 for disks 2 and 3, from momentum and
+// energy) by its own residuals. Every outcome keeps the energy and leaves
+// no contact approaching.
+TEST(Pasquero, BreakShotFollowsThePapersWalkThrough) {
+  const double R = 0.5, v0 = 1.0;
+  const double split_bound = std::sqrt(3.0);                       // |tan φ| below: iteration 2 splits
+  const double return_bound = std::sqrt(2.0 * std::sqrt(3.0) - 3.0);  // |tan φ| below: S(0,1) again
+  for (const double phi : {0.0, 0.2, -0.4, 0.6, -0.7, 0.9, 1.0, -1.1, 1.3}) {
+    SCOPED_TRACE("phi = " + std::to_string(phi));
+    const double t = std::tan(phi);
+    const ImpactProblem problem = scenes::break_shot(phi, R, v0);
+    const Eigen::MatrixXd J(problem.normals);
+    const PasqueroResult r = resolve_pasquero(problem);
+    ASSERT_EQ(r.status, Status::kSuccess) << r.message;
+    ASSERT_GE(r.involved.size(), 2u);
+    EXPECT_EQ(r.involved[0], std::vector<int>{0});
+    EXPECT_NEAR(r.coefficients[0], -2.0, kExact);
+    if (std::abs(t) < split_bound) {
+      EXPECT_EQ(r.involved[1], (std::vector<int>{1, 2}));
+      EXPECT_NEAR(r.coefficients[1], -(8.0 / 3.0) * (t * t + 3.0) / (t * t + 5.0), kExact);
+      if (std::abs(t) < return_bound) {
+        ASSERT_GE(r.involved.size(), 3u);
+        EXPECT_EQ(r.involved[2], std::vector<int>{0});
+      } else {
+        EXPECT_EQ(r.involved.size(), 2u);
+      }
+    } else {
+      EXPECT_EQ(r.involved[1].size(), 1u) << "disk 1 strikes only one of 2, 3";
+    }
+    EXPECT_NEAR(r.energy_after, r.energy_before, kExact);
+    EXPECT_GE((J * r.velocity).minCoeff(), -kExact);
+    EXPECT_GE(r.impulses.minCoeff(), -kExact);
+  }
+
+  // φ = 0: the paper's Fig. 5, and the closed form's own residuals.
+  const double s = 2.0 * std::sqrt(3.0) / 5.0;
+  Eigen::VectorXd paper(8);
+  paper << 0.0, -v0 / 5.0, 0.0, 0.0, -0.5 * s * v0, 0.5 * std::sqrt(3.0) * s * v0, 0.5 * s * v0,
+      0.5 * std::sqrt(3.0) * s * v0;
+  const ImpactProblem symmetric = scenes::break_shot(0.0, R, v0);
+  const Eigen::VectorXd& v = symmetric.velocity;
+  EXPECT_NEAR(paper.squaredNorm(), v.squaredNorm(), kExact) << "the closed form's energy";
+  for (const int axis : {0, 1}) {
+    double before = 0.0, after = 0.0;
+    for (int disk = 0; disk < 4; ++disk) {
+      before += v[2 * disk + axis];
+      after += paper[2 * disk + axis];
+    }
+    EXPECT_NEAR(after, before, kExact) << "the closed form's momentum along axis " << axis;
+  }
+  const PasqueroResult r = resolve_pasquero(symmetric);
+  EXPECT_LE((r.velocity - paper).cwiseAbs().maxCoeff(), kExact) << r.velocity.transpose();
 }
 
 // Random problems (b = 0): kinetic energy kept (Remark 4), the outcome

@@ -60,6 +60,30 @@ TEST(Scenes, RejectInvalidArguments) {
   EXPECT_THROW(scenes::two_balls_wall({-1.0, 1.0}, {0.0, 0.0}), std::invalid_argument);
   EXPECT_THROW(scenes::billiard_break(0.0, 1, 1, 1, 1, 1, 1, 1), std::invalid_argument);
   EXPECT_THROW(scenes::billiard_break(1.0, 1, 1, 1, 1, 0, 1, 1), std::invalid_argument);
+  EXPECT_THROW(scenes::split_shot(0.0, 0.0, 1.0), std::invalid_argument);
+  EXPECT_THROW(scenes::break_shot(kPi / 2, 1.0, 1.0), std::invalid_argument);
+}
+
+// Pasquero's §4 Example 2: the gap S = |Δq|² − 4R² has p_L(S) = 2 Δq·Δv =
+// 4R u for the unit-gradient row, so the paper's p_L(S(1,2)) = 2(μ − √3)R v0,
+// p_L(S(1,3)) = −2(μ + √3)R v0 and p_L(S(2,3)) = 0 are u = (μ − √3)v0/2,
+// −(μ + √3)v0/2 and 0. Example 3 with φ: only S(0,1) approaches, at
+// −v0 cos φ.
+TEST(Scenes, PasquerosShotsHaveThePapersContactVelocities) {
+  const double R = 0.7, v0 = 1.3;
+  for (const double mu : {-1.0, 0.0, 0.4}) {
+    const ImpactProblem p = scenes::split_shot(mu, R, v0);
+    const Eigen::VectorXd u = p.normals * p.velocity;
+    EXPECT_NEAR(4 * R * u[0], 2 * (mu - std::sqrt(3.0)) * R * v0, kExact);
+    EXPECT_NEAR(4 * R * u[1], -2 * (mu + std::sqrt(3.0)) * R * v0, kExact);
+    EXPECT_NEAR(u[2], 0.0, kExact);
+  }
+  for (const double phi : {-0.5, 0.0, 1.2}) {
+    const ImpactProblem p = scenes::break_shot(phi, R, v0);
+    const Eigen::VectorXd u = p.normals * p.velocity;
+    EXPECT_NEAR(u[0], -v0 * std::cos(phi), kExact);
+    EXPECT_EQ(u.tail<3>(), Eigen::Vector3d::Zero());
+  }
 }
 
 TEST(Scenes, LongBallChainTransfersTheMomentumToTheLastBall) {

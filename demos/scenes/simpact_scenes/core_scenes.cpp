@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace simpact::scenes {
@@ -107,6 +108,52 @@ ImpactProblem billiard_break(double theta, double ra, double rb, double rc, doub
   problem.normals = normals.sparseView();
   problem.velocity = velocity;
   return problem;
+}
+
+namespace {
+
+/// Equal unit-mass planar disks at `centres`, one contact per pair in
+/// `pairs`: row = the unit gradient of |q_j − q_i| (−n on i, +n on j).
+ImpactProblem touching_disks(const std::vector<Eigen::Vector2d>& centres,
+                             const std::vector<std::pair<int, int>>& pairs, const Eigen::VectorXd& velocity) {
+  const int dofs = 2 * static_cast<int>(centres.size());
+  Eigen::MatrixXd normals = Eigen::MatrixXd::Zero(static_cast<int>(pairs.size()), dofs);
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const auto [i, j] = pairs[k];
+    const Eigen::Vector2d n = (centres[j] - centres[i]).normalized();
+    normals.block<1, 2>(static_cast<int>(k), 2 * i) = -n.transpose();
+    normals.block<1, 2>(static_cast<int>(k), 2 * j) = n.transpose();
+  }
+  ImpactProblem problem;
+  problem.inverse_mass = diagonal_inverse_mass(Eigen::VectorXd::Ones(dofs));
+  problem.normals = normals.sparseView();
+  problem.velocity = velocity;
+  return problem;
+}
+
+}  // namespace
+
+ImpactProblem split_shot(double mu, double radius, double speed) {
+  require(std::isfinite(mu), "split_shot: mu must be finite");
+  require_positive(radius, "split_shot radius");
+  require(std::isfinite(speed), "split_shot: speed must be finite");
+  const double h = std::sqrt(3.0) * radius;
+  Eigen::VectorXd velocity = Eigen::VectorXd::Zero(6);
+  velocity.head<2>() = speed * Eigen::Vector2d(mu, 1.0);
+  return touching_disks({{0.0, 0.0}, {-radius, h}, {radius, h}}, {{0, 1}, {0, 2}, {1, 2}}, velocity);
+}
+
+ImpactProblem break_shot(double phi, double radius, double speed) {
+  require(std::isfinite(phi) && std::abs(phi) < 0.5 * kPi,
+          "break_shot: phi must be in (-pi/2, pi/2), got " + std::to_string(phi));
+  require_positive(radius, "break_shot radius");
+  require(std::isfinite(speed), "break_shot: speed must be finite");
+  const double h = std::sqrt(3.0) * radius;
+  const Eigen::Vector2d cue = -2.0 * radius * Eigen::Vector2d(std::sin(phi), std::cos(phi));
+  Eigen::VectorXd velocity = Eigen::VectorXd::Zero(8);
+  velocity[1] = speed;
+  return touching_disks({cue, {0.0, 0.0}, {-radius, h}, {radius, h}}, {{0, 1}, {1, 2}, {1, 3}, {2, 3}},
+                        velocity);
 }
 
 double billiard_min_angle(double ra, double rb, double rc) {

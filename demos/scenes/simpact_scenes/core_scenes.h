@@ -53,6 +53,26 @@ ImpactProblem two_balls_wall(const Eigen::Vector2d& masses, const Eigen::Vector2
 ImpactProblem billiard_break(double theta, double ra, double rb, double rc, double ma, double mb,
                              double mc, double speed);
 
+/// Pasquero §4 Example 2, the split shot ("Split n.1"): three equal planar
+/// disks of radius `radius` and unit mass, q = [x1, y1, x2, y2, x3, y3]
+/// (disk i = the paper's disk i+1). Disks 2 and 3 rest, touching, at
+/// (−R, √3 R) and (R, √3 R) from the cue disk 1 at the origin, which moves
+/// at speed·(μ, 1) (the paper's p_L = v0 (μ ∂x1 + ∂y1)) and touches both.
+/// Contacts: 0 = (1,2), 1 = (1,3), 2 = (2,3); each row the unit gradient of
+/// the centre distance, so J v > 0 separates. For −√3 < μ < √3 the cue
+/// disk approaches both 2 and 3.
+ImpactProblem split_shot(double mu, double radius, double speed);
+
+/// Pasquero §4 Example 3 ("Split n.2"): four equal planar disks of radius
+/// `radius` and unit mass, q = [x0, y0, …, x3, y3]. Disks 1, 2, 3 rest in a
+/// touching triangle: 1 at the origin, 2 at (−R, √3 R), 3 at (R, √3 R). The
+/// cue disk 0 moves at `speed` along +y (orthogonal to the line 2–3) and
+/// touches 1 with its centre at −2R (sin φ, cos φ): φ is the angle between
+/// its velocity and the centre line 0→1. Contacts: 0 = (0,1), 1 = (1,2),
+/// 2 = (1,3), 3 = (2,3) (the paper's cont(π(p_L))). |φ| < π/2 is required
+/// (the cue disk approaches 1).
+ImpactProblem break_shot(double phi, double radius, double speed);
+
 /// Smallest theta of billiard_break at which a and b still do not overlap
 /// (they touch): law of cosines with sides r_a + r_c, r_b + r_c, r_a + r_b.
 /// π/3 for equal radii.
