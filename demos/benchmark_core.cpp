@@ -9,6 +9,8 @@
 //
 // Usage: benchmark_core [--quick] [--csv FILE]
 #include "benchmark_options.h"
+#include "benchmark_timing.h"
+#include "laws/law_runs.h"
 
 #include <simpact/propagative.h>
 #include <simpact_scenes/core_scenes.h>
@@ -23,16 +25,12 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 struct Timing {
   double median_ns = 0.0;
   std::int64_t reflections = 0;
   bool correct = false;
 };
 
-// Median over `batches` of the mean time of one solve in a batch long enough
-// (≥ min_batch_ns) for the clock's resolution not to matter.
 Timing time_solve(simpact::PropagativeSolver& solver, const simpact::ImpactProblem& problem,
                   int batches, double min_batch_ns) {
   Timing t;
@@ -45,22 +43,7 @@ Timing time_solve(simpact::PropagativeSolver& solver, const simpact::ImpactProbl
   t.correct = warm.status == simpact::Status::kSuccess &&
               std::abs(v[v.size() - 1] - speed) <= 1e-9 * speed &&
               v.head(v.size() - 1).cwiseAbs().maxCoeff() <= 1e-9 * speed;
-  int reps = 1;
-  while (true) {
-    const auto start = Clock::now();
-    for (int i = 0; i < reps; ++i) solver.solve(problem);
-    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
-    if (ns >= min_batch_ns) break;
-    reps *= 2;
-  }
-  std::vector<double> samples;
-  for (int b = 0; b < batches; ++b) {
-    const auto start = Clock::now();
-    for (int i = 0; i < reps; ++i) solver.solve(problem);
-    samples.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count() / reps);
-  }
-  std::nth_element(samples.begin(), samples.begin() + batches / 2, samples.end());
-  t.median_ns = samples[static_cast<size_t>(batches / 2)];
+  t.median_ns = simpact::demos::median_call_ns([&] { solver.solve(problem); }, batches, min_batch_ns);
   return t;
 }
 
@@ -134,5 +117,37 @@ int main(int argc, char** argv) {
               "%.0fx the reflections cost %.0fx the time\n", slope, refl_ratio, largest);
   std::printf("outcomes correct (last ball leaves at the striker's speed): %s\n",
               all_correct ? "yes" : "NO");
+
+  // Every law's time per impact (one outcome, as a simulation asks for it;
+  // laws/law_runs.h), as a multiple of the propagative law's on the same
+  // problem.
+  struct LawProblem {
+    const char* name;
+    simpact::ImpactProblem problem;
+  };
+  std::vector<LawProblem> law_problems = {
+      {"cradle 3, 1 in", simpact::scenes::newtons_cradle(3, 1, 1.0)},
+      {"cradle 5, 2 in", simpact::scenes::newtons_cradle(5, 2, 1.0)},
+      {"billiard 60 deg", simpact::scenes::billiard_break(M_PI / 3, 1, 1, 1, 1, 1, 1, 1.0)},
+      {"split shot", simpact::scenes::split_shot(0.3, 0.5, 1.0)},
+      {"break shot 30 deg", simpact::scenes::break_shot(M_PI / 6, 0.5, 1.0)},
+      {"chain 20", simpact::scenes::ball_chain(20, 1.0)}};
+  if (!quick) law_problems.push_back({"chain 100", simpact::scenes::ball_chain(100, 1.0)});
+  const std::vector<simpact::demos::LawRun> laws = simpact::demos::all_laws();
+  std::printf("\ntime per impact by law, ns (x = multiple of the propagative law's):\n%-18s", "problem");
+  for (const auto& law : laws)
+    if (law.impact) std::printf(" %26s", law.name.c_str());
+  std::printf("\n");
+  for (const LawProblem& p : law_problems) {
+    std::printf("%-18s", p.name);
+    double propagative_ns = 0.0;
+    for (const auto& law : laws) {
+      if (!law.impact) continue;
+      const double ns = simpact::demos::median_call_ns([&] { law.impact(p.problem); }, batches, min_batch_ns);
+      if (propagative_ns == 0.0) propagative_ns = ns;  // the first timed law is the propagative one
+      std::printf(" %16.0f (x%6.1f)", ns, ns / propagative_ns);
+    }
+    std::printf("\n");
+  }
   return all_correct ? 0 : 1;
 }
