@@ -8,7 +8,10 @@
 // the cradle is simulated until its impact is over; the energy after/before
 // and the balls' final velocities are printed, written to a CSV file and
 // plotted against strike speed to an SVG file (energy ratio as in Fig. 2b, and
-// the last ball's velocity over the strike speed).
+// the last ball's velocity over the strike speed). simpact runs with its
+// default (propagative) law at every R, and with the variational and
+// Pasquero laws at R = 1 (the laws of elastic clusters); the plot shows the
+// default law.
 //
 // Usage: newtons_cradle [--balls 3|5] [--incoming 1|2] [--gap G] [--free]
 //                       [--quick] [--csv FILE] [--svg FILE]
@@ -61,7 +64,29 @@ constexpr int kSpeedsPerDecade = 5;
 
 const double kRates[] = {60.0, 240.0, 6000.0};
 const double kRestitutions[] = {1.0, 0.7, 0.0};
-const SolverKind kSolvers[] = {SolverKind::kStockSi, SolverKind::kSimpact};
+/// What runs the cradle: stock SI, or simpact over it with one of its laws.
+/// The variational and Pasquero laws act on elastic clusters only (other
+/// clusters take the propagative law, impact_solver.h), so they run at R = 1.
+struct Variant {
+  const char* label;  ///< for tables
+  const char* key;    ///< for the CSV
+  SolverKind solver;
+  simpact::bullet::ImpactLaw law;
+  bool elastic_only;
+};
+using simpact::bullet::ImpactLaw;
+const Variant kVariants[] = {
+    {"stock SI", "stock_si", SolverKind::kStockSi, ImpactLaw::kPropagative, false},
+    {"simpact", "simpact", SolverKind::kSimpact, ImpactLaw::kPropagative, false},
+    {"simpact variational", "simpact_variational", SolverKind::kSimpact, ImpactLaw::kVariational, true},
+    {"simpact Pasquero", "simpact_pasquero", SolverKind::kSimpact, ImpactLaw::kPasquero, true},
+};
+
+/// The plot shows stock SI (markers) and simpact's default law (lines); the
+/// other laws give the same cradle outcomes (see the summary).
+bool plotted_as_line(const Variant& variant) {
+  return variant.solver == SolverKind::kSimpact && variant.law == ImpactLaw::kPropagative;
+}
 
 struct Config {
   int balls = 3;
@@ -74,7 +99,7 @@ struct Config {
 };
 
 struct Run {
-  SolverKind solver = SolverKind::kStockSi;
+  const Variant* variant = &kVariants[0];
   double rate = 0.0;
   double restitution = 0.0;
   double speed = 0.0;
@@ -91,10 +116,6 @@ struct Run {
   double energy_ratio() const { return energy_after / energy_before; }
   bool above_threshold() const { return struck && strike_speed > bounce_threshold; }
 };
-
-const char* solver_label(SolverKind kind) {
-  return kind == SolverKind::kSimpact ? "simpact" : "stock SI";
-}
 
 /// Stock SI bounces above m_restitutionVelocityThreshold; simpact resolves
 /// impacts above its impact threshold (impact_solver.h).
@@ -130,15 +151,16 @@ bool leaves_at_striker_speed(const Run& run, const Config& config) {
   return true;
 }
 
-Run simulate(const Config& config, SolverKind solver, double rate, double restitution,
+Run simulate(const Config& config, const Variant& variant, double rate, double restitution,
              double speed) {
   Run run;
-  run.solver = solver;
+  run.variant = &variant;
   run.rate = rate;
   run.restitution = restitution;
   run.speed = speed;
   simpact::scenes::WorldOptions options;
-  options.solver = solver;
+  options.solver = variant.solver;
+  options.simpact.law = variant.law;
   BulletWorld world(options);
   CradleOptions cradle;
   cradle.balls = config.balls;
@@ -202,10 +224,10 @@ std::string describe(const Config& config) {
 }
 
 void print_table(const std::vector<Run>& runs, const Config& config) {
-  std::printf("%-9s %7s %4s %8s %11s  %s\n", "solver", "rate", "R", "speed", "E+/E-",
+  std::printf("%-19s %7s %4s %8s %11s  %s\n", "solver", "rate", "R", "speed", "E+/E-",
               "final velocities / strike speed (along the line)");
   for (const Run& run : runs) {
-    std::printf("%-9s %5.0fHz %4.1f %8.4f ", solver_label(run.solver), run.rate, run.restitution,
+    std::printf("%-19s %5.0fHz %4.1f %8.4f ", run.variant->label, run.rate, run.restitution,
                 run.speed);
     if (!run.struck) {
       std::printf("%11s  (the striker turned back before reaching the others)\n", "-");
@@ -229,11 +251,11 @@ struct Summary {
   double threshold = 0.0;    ///< the largest bounce threshold seen [m/s]
 };
 
-/// Elastic runs of `solver` at `rate` (0: every rate).
-Summary summarize(const std::vector<Run>& runs, SolverKind solver, double rate) {
+/// Elastic runs of `variant` at `rate` (0: every rate).
+Summary summarize(const std::vector<Run>& runs, const Variant& variant, double rate) {
   Summary summary;
   for (const Run& run : runs) {
-    if (run.solver != solver || (rate > 0.0 && run.rate != rate) || run.restitution != 1.0 ||
+    if (run.variant != &variant || (rate > 0.0 && run.rate != rate) || run.restitution != 1.0 ||
         !run.struck) {
       continue;
     }
@@ -255,18 +277,18 @@ Summary summarize(const std::vector<Run>& runs, SolverKind solver, double rate) 
 /// Prints one line per solver and rate and one per solver; returns whether
 /// simpact kept its claims on every elastic run above its threshold.
 bool print_summary(const std::vector<Run>& runs) {
-  bool simpact_ok = false;
+  bool simpact_ok = true;
   std::printf("\nelastic runs (R = 1) above the solver's bounce threshold\n");
-  for (SolverKind solver : kSolvers) {
+  for (const Variant& variant : kVariants) {
     for (double rate : {kRates[0], kRates[1], kRates[2], 0.0}) {
-      const Summary s = summarize(runs, solver, rate);
+      const Summary s = summarize(runs, variant, rate);
       char rate_text[32];
       if (rate > 0.0) {
         std::snprintf(rate_text, sizeof rate_text, "%.0f Hz", rate);
       } else {
         std::snprintf(rate_text, sizeof rate_text, "all rates");
       }
-      std::printf("  %-8s %-9s: ", solver_label(solver), rate_text);
+      std::printf("  %-19s %-9s: ", variant.label, rate_text);
       if (s.runs > 0) {
         std::printf(
             "E+/E- in [%.6f, %.6f], worst |E+/E- - 1| = %.2e, max gain %+.1f%%; "
@@ -281,8 +303,8 @@ bool print_summary(const std::vector<Run>& runs) {
                     s.threshold);
       }
       std::printf("\n");
-      if (solver == SolverKind::kSimpact && rate == 0.0) {
-        simpact_ok = s.runs > 0 && s.worst_error <= kExactTolerance && s.leaving == s.runs;
+      if (variant.solver == SolverKind::kSimpact && rate == 0.0) {
+        simpact_ok = simpact_ok && s.runs > 0 && s.worst_error <= kExactTolerance && s.leaving == s.runs;
       }
     }
   }
@@ -298,7 +320,7 @@ bool write_csv(const std::vector<Run>& runs, const Config& config) {
   for (int i = 0; i < config.balls; ++i) csv << ",v" << i << "_mps";
   csv << '\n';
   for (const Run& run : runs) {
-    csv << to_string(run.solver) << ',' << run.rate << ',' << run.restitution << ',' << run.speed
+    csv << run.variant->key << ',' << run.rate << ',' << run.restitution << ',' << run.speed
         << ',' << run.struck << ',' << run.strike_step << ',' << run.strike_speed << ','
         << run.bounce_threshold << ',' << run.energy_before << ',' << run.energy_after << ','
         << (run.struck ? run.energy_ratio() : 0.0) << ',' << run.leaves_at_striker_speed;
@@ -405,9 +427,9 @@ void draw_panel(std::ostringstream& svg, Panel panel, const std::vector<Run>& ru
         if (run.rate != rate || run.restitution != restitution || !run.struck) continue;
         const double px = panel.x(run.speed);
         const double py = panel.y(value(run));
-        if (run.solver == SolverKind::kSimpact) {
+        if (plotted_as_line(*run.variant)) {
           line << (line.tellp() == 0 ? "M" : " L") << px << ',' << py;
-        } else {
+        } else if (run.variant->solver != SolverKind::kSimpact) {
           svg << marker(rate, px, py, restitution_colour(restitution));
         }
       }
@@ -518,14 +540,15 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("Newton's cradle (%s), stock SI vs simpact over stock SI\n\n",
+  std::printf("Newton's cradle (%s), stock SI vs simpact's laws over stock SI\n\n",
               describe(config).c_str());
   std::vector<Run> runs;
-  for (SolverKind solver : kSolvers) {
+  for (const Variant& variant : kVariants) {
     for (double rate : kRates) {
       for (double restitution : kRestitutions) {
+        if (variant.elastic_only && restitution != 1.0) continue;
         for (double speed : speed_grid(config.quick)) {
-          runs.push_back(simulate(config, solver, rate, restitution, speed));
+          runs.push_back(simulate(config, variant, rate, restitution, speed));
         }
       }
     }
