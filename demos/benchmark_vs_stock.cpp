@@ -1,5 +1,6 @@
-// Benchmark of simpact (ImpactSolver in front of stock SI) against Bullet's
-// stock SI, NNCG and MLCP-Dantzig solvers on four scenes: the touching
+// Benchmark of simpact (ImpactSolver in front of stock SI, with its default
+// propagative law and with the variational and Pasquero laws) against
+// Bullet's stock SI, NNCG and MLCP-Dantzig solvers on four scenes: the touching
 // cradle, a billiard break, a 10×10 pile of falling boxes and a touching
 // chain of 100 balls. For each: the median time per step and its ratio to
 // stock SI measured in the same invocation, the energy error and the momentum
@@ -128,10 +129,24 @@ const std::array<SceneSpec, 4> kScenes = {{
      until_far_ball_left},
 }};
 
-// Stock SI first: every ratio is to it.
-constexpr std::array<SolverKind, 4> kSolvers = {SolverKind::kStockSi, SolverKind::kStockNncg,
-                                                SolverKind::kStockMlcpDantzig,
-                                                SolverKind::kSimpact};
+/// A solver of the table: a stock one, or simpact over stock SI with a law.
+struct Contender {
+  const char* label;
+  SolverKind solver;
+  simpact::bullet::ImpactLaw law;  ///< simpact only
+};
+using simpact::bullet::ImpactLaw;
+// Stock SI first: every ratio is to it. The variational and Pasquero laws
+// act on elastic clusters (the cradle, billiard and chain); the box pile's
+// plastic clusters take the propagative law with either.
+const std::array<Contender, 6> kContenders = {{
+    {"stock_si", SolverKind::kStockSi, ImpactLaw::kPropagative},
+    {"stock_nncg", SolverKind::kStockNncg, ImpactLaw::kPropagative},
+    {"stock_mlcp_dantzig", SolverKind::kStockMlcpDantzig, ImpactLaw::kPropagative},
+    {"simpact", SolverKind::kSimpact, ImpactLaw::kPropagative},
+    {"simpact_variational", SolverKind::kSimpact, ImpactLaw::kVariational},
+    {"simpact_pasquero", SolverKind::kSimpact, ImpactLaw::kPasquero},
+}};
 
 // ── one run, in a child process ─────────────────────────────────────────────
 
@@ -182,11 +197,12 @@ void send(int fd, const Message& message) {
   }
 }
 
-[[noreturn]] void run_child(const SceneSpec& spec, SolverKind solver, int steps, int fd) {
+[[noreturn]] void run_child(const SceneSpec& spec, const Contender& contender, int steps, int fd) {
   int status = 0;
   try {
     simpact::scenes::WorldOptions options;
-    options.solver = solver;  // simpact's base is options.base, stock SI by default
+    options.solver = contender.solver;  // simpact's base is options.base, stock SI by default
+    options.simpact.law = contender.law;
     BulletWorld world(options);
     const Scene scene = spec.build(world);
     const State before = measure(world, spec.momentum);
@@ -212,7 +228,7 @@ void send(int fd, const Message& message) {
                      std::isfinite(message.momentum_error);
     send(fd, message);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s / %s: %s\n", spec.name, simpact::scenes::to_string(solver), e.what());
+    std::fprintf(stderr, "%s / %s: %s\n", spec.name, contender.label, e.what());
     status = 2;
   }
   _exit(status);
@@ -237,7 +253,7 @@ double since(Clock::time_point start, Clock::time_point end = Clock::now()) {
   return std::chrono::duration<double>(end - start).count();
 }
 
-Run run(const SceneSpec& spec, SolverKind solver, int steps, double budget) {
+Run run(const SceneSpec& spec, const Contender& contender, int steps, double budget) {
   Run result;
   int fds[2];
   if (pipe(fds) != 0) {
@@ -258,7 +274,7 @@ Run run(const SceneSpec& spec, SolverKind solver, int steps, double budget) {
   }
   if (pid == 0) {
     close(fds[0]);
-    run_child(spec, solver, steps, fds[1]);
+    run_child(spec, contender, steps, fds[1]);
   }
   close(fds[1]);
   std::vector<char> pending;
@@ -307,7 +323,7 @@ Run run(const SceneSpec& spec, SolverKind solver, int steps, double budget) {
     result.crashed = !result.completed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
     if (WIFSIGNALED(status)) {
       std::fprintf(stderr, "%s / %s: killed by signal %d (%s)\n", spec.name,
-                   simpact::scenes::to_string(solver), WTERMSIG(status), strsignal(WTERMSIG(status)));
+                   contender.label, WTERMSIG(status), strsignal(WTERMSIG(status)));
     }
   }
   return result;
@@ -330,7 +346,7 @@ double mean(const std::vector<double>& values) {
 /// Every run of one solver on one scene.
 struct Result {
   const SceneSpec* scene = nullptr;
-  SolverKind solver = SolverKind::kStockSi;
+  const Contender* contender = &kContenders[0];
   int steps = 0;
   int runs = 0;
   double seconds = 0.0;
@@ -386,7 +402,7 @@ Row row_of(const Result& r, const Result& si) {
   }
   row.energy_error = r.first.energy_error;
   if (r.scene->momentum != Momentum::kNotConserved) row.momentum_error = r.first.momentum_error;
-  if (r.solver == SolverKind::kSimpact) row.impacts = std::to_string(r.first.impacts);
+  if (r.contender->solver == SolverKind::kSimpact) row.impacts = std::to_string(r.first.impacts);
   row.status = r.crashed ? "CRASHED" : r.timed_out ? "timeout" : !r.finite ? "NON-FINITE" : "ok";
   return row;
 }
@@ -404,7 +420,7 @@ void print_table(const std::vector<Row>& rows) {
               "energy err", "momentum err", "impacts", "status");
   for (const Row& row : rows) {
     const Result& r = *row.result;
-    std::printf(layout, r.scene->name, simpact::scenes::to_string(r.solver),
+    std::printf(layout, r.scene->name, r.contender->label,
                 std::to_string(r.steps).c_str(), std::to_string(r.runs).c_str(),
                 format("%.1f", row.median_us).c_str(), format("%.3f", row.median_ratio).c_str(),
                 format("%.1f", row.mean_us, row.mean_is_bound).c_str(),
@@ -428,8 +444,8 @@ void print_verdicts(const std::vector<Row>& rows, bool quick) {
               quick ? " -- --quick is a smoke run, too short to judge them" : "");
   for (const Row& row : rows) {
     const Result& r = *row.result;
-    if (r.solver != SolverKind::kSimpact) continue;
-    std::printf("  %-9s <= %.2fx stock SI: ", r.scene->name, r.scene->target);
+    if (r.contender->solver != SolverKind::kSimpact) continue;
+    std::printf("  %-9s %-19s <= %.2fx stock SI: ", r.scene->name, r.contender->label, r.scene->target);
     if (!std::isnan(row.median_ratio)) {
       std::printf("%s (%.3fx; mean %.3fx)\n", row.median_ratio <= r.scene->target ? "met" : "MISSED",
                   row.median_ratio, row.mean_ratio);
@@ -450,7 +466,7 @@ bool write_csv(const std::string& path, const std::vector<Row>& rows) {
          "mean_ratio_to_stock_si,energy_error,momentum_error,impacts,status\n";
   for (const Row& row : rows) {
     const Result& r = *row.result;
-    csv << r.scene->name << ',' << simpact::scenes::to_string(r.solver) << ',' << r.steps << ','
+    csv << r.scene->name << ',' << r.contender->label << ',' << r.steps << ','
         << r.runs;
     for (double value : {row.median_us, row.median_ratio, row.mean_us, row.mean_ratio,
                          row.energy_error, row.momentum_error}) {
@@ -483,25 +499,25 @@ int main(int argc, char** argv) {
   for (const SceneSpec& spec : kScenes) {
     const size_t first = results.size();
     const int steps = steps_of(spec, quick);
-    for (SolverKind solver : kSolvers) {
+    for (const Contender& contender : kContenders) {
       Result r;
       r.scene = &spec;
-      r.solver = solver;
+      r.contender = &contender;
       r.steps = steps;
       results.push_back(r);
     }
     // Rotating the order spreads slow phases of the machine over all solvers.
     for (int rep = 0; rep < repetitions; ++rep) {
-      for (size_t k = 0; k < kSolvers.size(); ++k) {
-        Result& r = results[first + (k + static_cast<size_t>(rep)) % kSolvers.size()];
-        if (rep == 0 || r.repeat()) r.add(run(spec, r.solver, steps, kRunBudget));
+      for (size_t k = 0; k < kContenders.size(); ++k) {
+        Result& r = results[first + (k + static_cast<size_t>(rep)) % kContenders.size()];
+        if (rep == 0 || r.repeat()) r.add(run(spec, *r.contender, steps, kRunBudget));
       }
     }
   }
 
   std::vector<Row> rows;
   for (size_t i = 0; i < results.size(); ++i) {
-    rows.push_back(row_of(results[i], results[i - i % kSolvers.size()]));
+    rows.push_back(row_of(results[i], results[i - i % kContenders.size()]));
   }
   print_table(rows);
   print_verdicts(rows, quick);
