@@ -106,10 +106,18 @@ std::string vector_text(const Eigen::VectorXd& v) {
   return text + ")";
 }
 
+/// The README's table shows outcomes up to this long (the 5-ball cradles;
+/// the planar problems' 6 and 8 entries would not fit a cell).
+constexpr size_t kMarkdownOutcomeBytes = 40;
+
+/// A spread below this is rounding: a set whose members differ only in the
+/// last bits (Routh's samples of a unique plastic outcome reach ~1e-15).
+constexpr double kSpreadRounding = 1e-12;
+
 std::string spread_text(const LawReading& r) {
   if (!r.spread) return "—";
   char cell[32];
-  std::snprintf(cell, sizeof cell, "%.3g (%d)", *r.spread, r.outcomes);
+  std::snprintf(cell, sizeof cell, "%.3g (%d)", *r.spread < kSpreadRounding ? 0.0 : *r.spread, r.outcomes);
   return cell;
 }
 
@@ -370,7 +378,7 @@ int main(int argc, char** argv) {
       std::printf("\n| %s |", rows[i].problem.c_str());
       for (size_t l = 0; l < laws.size(); ++l) {
         const Row& row = rows[i + l];
-        const bool short_outcome = row.outcome.size() <= 32;
+        const bool short_outcome = row.outcome.size() <= kMarkdownOutcomeBytes;
         std::printf(" %s%s%s |", short_outcome ? row.outcome.c_str() : "", short_outcome ? "<br>" : "",
                     (row.energy + (row.spread == "—" ? "" : ", ξ " + row.spread)).c_str());
       }

@@ -177,14 +177,20 @@ class ParityWorld {
   double approach() const { return approach_; }
   int fallbacks() const { return fallbacks_; }
   int reports() const { return reports_; }
-  /// The law of every report, in order.
+  /// The law of every report, in order, and the law each attempted.
   const std::vector<simpact::bullet::AppliedLaw>& laws() const { return laws_; }
+  const std::vector<simpact::bullet::AppliedLaw>& attempted_laws() const { return attempted_laws_; }
+  std::int64_t variational_over_budget() const {
+    return rigid_ ? rigid_->impact_solver()->stats().variational_over_budget
+                  : multibody_->impact_solver()->stats().variational_over_budget;
+  }
   /// ξ of every report that carried one.
   const std::vector<double>& indeterminacies() const { return indeterminacies_; }
 
  private:
   void record(const ImpactReport& r) {
     laws_.push_back(r.law);
+    attempted_laws_.push_back(r.attempted_law);
     if (r.fallback_to_base) ++fallbacks_;
     if (r.indeterminacy) indeterminacies_.push_back(*r.indeterminacy);
     ++reports_;
@@ -201,6 +207,7 @@ class ParityWorld {
   int reports_ = 0;
   std::vector<double> indeterminacies_;
   std::vector<simpact::bullet::AppliedLaw> laws_;
+  std::vector<simpact::bullet::AppliedLaw> attempted_laws_;
 };
 
 // ── Newton's cradle, free balls (scenario_test.cpp, Cradle) ─────────────────
@@ -481,6 +488,30 @@ TEST_P(ReportParity, IndeterminacyOfTheCradleIsZero) {
   ASSERT_GT(world.reports(), 0);
   ASSERT_EQ(static_cast<int>(world.indeterminacies().size()), world.reports()) << "a report without ξ";
   for (const double xi : world.indeterminacies()) EXPECT_LE(xi, kVelocityTolerance);
+}
+
+// ImpactSettings::variational_budget: a cluster whose enumeration of every
+// sequence exceeds it is resolved by the propagative law, reported (law
+// propagative, attempted variational, a message) and counted, never handed
+// to the base solver. One reflection is below what the 5-ball cradle with 2
+// incoming needs; its propagative outcome is (0, 0, 0, 1, 1) as well.
+TEST_P(ReportParity, VariationalOverBudgetTakesThePropagativeLaw) {
+  ImpactSettings settings;
+  settings.law = simpact::bullet::ImpactLaw::kVariational;
+  settings.variational_budget = 1;
+  ParityWorld world(GetParam(), settings, Eigen::Vector3d::Zero());
+  AddCradle(world, 5, 2, 0.0);
+  RunCradle(world, 5, 2);
+  const double tolerance = kVelocityTolerance + PositionRoundingVelocity(kCradleRate);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_NEAR(world.velocity(i).x(), i >= 3 ? kCradleSpeed : 0.0, tolerance) << "ball " << i;
+  ASSERT_GT(world.reports(), 0);
+  EXPECT_EQ(world.fallbacks(), 0);
+  EXPECT_EQ(world.variational_over_budget(), world.reports());
+  for (size_t k = 0; k < world.laws().size(); ++k) {
+    EXPECT_EQ(world.laws()[k], simpact::bullet::AppliedLaw::kPropagative);
+    EXPECT_EQ(world.attempted_laws()[k], simpact::bullet::AppliedLaw::kVariational);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Hosts, ReportParity,

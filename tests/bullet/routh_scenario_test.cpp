@@ -888,6 +888,7 @@ TEST(ImpactSolverConfigCheck, BadConfigurationsThrowNamingTheField) {
       {"max_reflections", [](auto& c) { c.max_reflections = -1; }},
       {"law", [](auto& c) { c.law = static_cast<ImpactLaw>(17); }},
       {"routh.step", [](auto& c) { c.routh.step = -0.1; }},
+      {"variational_budget", [](auto& c) { c.variational_budget = 0; }},
       {"routh.step", [](auto& c) { c.routh.step = INFINITY; }},
       {"routh.max_steps", [](auto& c) { c.routh.max_steps = 0; }},
       {"routh.cone_directions", [](auto& c) { c.routh.cone_directions = 2; }},

@@ -208,6 +208,36 @@ TEST(HeadOn, UnequalMassesMatchTheClassicalFormulas) {
   }
 }
 
+// The variational law on a 15-ball billiard rack (scenes::billiard_break):
+// its sequences are far too many to enumerate (the 10⁶-reflection budget of
+// the core runs out), so under the default variational_budget the cluster
+// is resolved by the propagative law — the very velocities the propagative
+// law gives, bit for bit — counted, and never handed to the base solver.
+TEST(VariationalLaw, BilliardRackOverBudgetTakesThePropagativeLaw) {
+  const auto break_shot = [](bullet::ImpactLaw law, bullet::ImpactStats& stats) {
+    scenes::WorldOptions options;
+    options.solver = SolverKind::kSimpact;
+    options.simpact.law = law;
+    BulletWorld world(options);
+    const scenes::Scene scene = scenes::billiard_break(world);
+    world.step(1.0 / 240.0);  // the cue ball strikes the rack in the first step
+    stats = world.impact_solver()->stats();
+    std::vector<Eigen::Vector3d> velocities;
+    for (const btRigidBody* ball : scene.bodies) velocities.push_back(scenes::velocity(*ball));
+    return velocities;
+  };
+  bullet::ImpactStats variational, propagative;
+  const auto v = break_shot(bullet::ImpactLaw::kVariational, variational);
+  const auto p = break_shot(bullet::ImpactLaw::kPropagative, propagative);
+  ASSERT_EQ(propagative.impacts, 1);
+  EXPECT_EQ(variational.impacts, 1);
+  EXPECT_EQ(variational.variational_over_budget, 1);
+  EXPECT_EQ(variational.fallbacks_to_base, 0);
+  EXPECT_EQ(propagative.variational_over_budget, 0);
+  ASSERT_EQ(v.size(), p.size());
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(v[i], p[i]) << "ball " << i;
+}
+
 // A ball at rest struck by a kinematic paddle moving at V: in the paddle's
 // frame the ball arrives at −V and leaves at +e V, so it leaves at (1 + e) V.
 TEST(KinematicPaddle, BallReboundsRelativeToThePaddle) {

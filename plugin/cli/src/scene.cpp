@@ -40,7 +40,7 @@ const std::vector<std::string> kSceneKeys = {
 };
 const std::vector<std::string> kSimpactKeys = {
     "policy", "seed", "base", "impact_threshold", "touch_tolerance", "max_reflections", "law", "routh",
-    "resolve_plastic_impacts",
+    "variational_budget", "resolve_plastic_impacts",
 };
 const std::vector<std::string> kRouthKeys = {
     "step", "max_steps", "cone_directions", "sampler", "max_contacts",
@@ -100,6 +100,7 @@ constexpr std::array<OrderPolicy, 5> kSimulationPolicies = {
 
 // kSceneHelp spells these out.
 static_assert(kMaxConeDirections == 64, "update the cone_directions range in kSceneHelp");
+static_assert(bullet::kDefaultVariationalBudget == 10'000, "update variational_budget's default in kSceneHelp");
 static_assert(bullet::RouthSettings{}.max_contacts == 8 && bullet::RouthSettings{}.max_steps == 100 &&
                   bullet::RouthSettings{}.cone_directions == 4,
               "update the routh defaults in kSceneHelp");
@@ -239,6 +240,14 @@ void read_simpact_config(const Json& object, bullet::ImpactSettings& config) {
                        quote(bullet::to_string(config.law)) + ")");
     }
     read_routh(object["routh"], config.routh);
+  }
+  if (object.contains("variational_budget")) {
+    if (config.law != bullet::ImpactLaw::kVariational) {
+      throw InputError(quote("variational_budget") + " configures law \"variational\" only (law is " +
+                       quote(bullet::to_string(config.law)) + ")");
+    }
+    config.variational_budget =
+        read_int_in(object, "variational_budget", 1, std::numeric_limits<int>::max());
   }
   if (object.contains("policy")) config.policy = read_policy(object);
   if (object.contains("seed")) config.seed = read_unsigned(object, "seed");

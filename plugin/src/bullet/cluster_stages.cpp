@@ -147,15 +147,24 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
       for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = result.impulses[r];
       return true;
     };
-    if (plan.law == PlannedLaw::kVariational) {
-      VariationalParameters parameters;
-      parameters.max_reflections = settings.max_reflections;
+    if (plan.law == PlannedLaw::kPasquero) {
+      PasqueroParameters parameters;
       parameters.validate_input = false;
-      return take(resolve_variational(problem, parameters));
+      return take(resolve_pasquero(problem, parameters));
     }
-    PasqueroParameters parameters;
+    VariationalParameters parameters;
+    parameters.max_reflections = settings.max_reflections;
+    parameters.enumeration_budget = settings.variational_budget;
     parameters.validate_input = false;
-    return take(resolve_pasquero(problem, parameters));
+    VariationalResult variational = resolve_variational(problem, parameters);
+    if (variational.status != Status::kBudgetExhausted) return take(std::move(variational));
+    // Over the budget the hull is partial: the propagative law (R = 1)
+    // resolves the cluster instead, and the report says so.
+    ++stats.variational_over_budget;
+    report.law = AppliedLaw::kPropagative;
+    add_message(report, "variational enumeration exceeded variational_budget = " +
+                            std::to_string(settings.variational_budget) +
+                            " reflections: resolved by the propagative law");
   }
   if (!plan.routh()) {
     const ImpactResult& result = solve_propagative(

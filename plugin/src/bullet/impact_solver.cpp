@@ -145,6 +145,8 @@ void validate(const ImpactSettings& config) {
           "routh.sampler is not a valid ImpulseSampler");
   require(routh.max_contacts >= 1,
           "routh.max_contacts must be >= 1, got " + std::to_string(routh.max_contacts));
+  require(config.variational_budget >= 1,
+          "variational_budget must be >= 1, got " + std::to_string(config.variational_budget));
 }
 
 namespace {

@@ -64,6 +64,10 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
       sampler          uniform | low_discrepancy            (default uniform)
       max_contacts     integer >= 1: larger Routh clusters are left to the
                        base solver (R = 0) or the propagative law   (8)
+    variational_budget law variational only; integer >= 1: reflections the
+                       enumeration of every sequence may spend on one
+                       impact; a cluster over it takes the propagative law
+                                                                 (10000)
   restitution_combiner product (Bullet's default) | minimum
   joints               list of {"type": "point2point", "body": index of a
                        dynamic body, "pivot_world": 3 numbers}  (default [])
