@@ -254,6 +254,41 @@ TEST(KinematicPaddle, BallReboundsRelativeToThePaddle) {
   }
 }
 
+// Moving constraints (Pasquero's frame independence, issue #12): the ball
+// and the kinematic paddle seen from a second frame moving at c along x
+// (paddle at V + c, ball at c) leave as in the first, shifted by c: every
+// elastic law reads only the relative velocity u = J v + b, the kinematic
+// paddle's motion entering as the offset b. The ball leaves at 2V (+ c).
+class KinematicPaddleLaw : public ::testing::TestWithParam<bullet::ImpactLaw> {};
+
+TEST_P(KinematicPaddleLaw, OutcomeDoesNotDependOnTheFrame) {
+  const double paddle_speed = 2.0;
+  const auto ball_after = [&](double frame_speed) {
+    scenes::WorldOptions options = SimpactWorld();
+    options.simpact.law = GetParam();
+    BulletWorld world(options);
+    const scenes::Scene scene =
+        scenes::kinematic_paddle(world, paddle_speed + frame_speed, frame_speed, 1.0);
+    world.step(1.0 / 240.0, 24);
+    EXPECT_EQ(world.impacts(), 1);
+    return scenes::velocity(*scene.bodies.at(0));
+  };
+  const Eigen::Vector3d rest_frame = ball_after(0.0);
+  EXPECT_NEAR(rest_frame.x(), 2.0 * paddle_speed, kFreeVelocityTolerance);
+  for (const double c : {-3.0, 0.7, 5.0}) {
+    const Eigen::Vector3d moving = ball_after(c);
+    EXPECT_NEAR(moving.x() - c, rest_frame.x(), kFreeVelocityTolerance) << "frame speed " << c;
+    EXPECT_NEAR(moving.y(), rest_frame.y(), kFreeVelocityTolerance);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Laws, KinematicPaddleLaw,
+                         ::testing::Values(bullet::ImpactLaw::kPropagative, bullet::ImpactLaw::kVariational,
+                                           bullet::ImpactLaw::kPasquero),
+                         [](const ::testing::TestParamInfo<bullet::ImpactLaw>& info) {
+                           return std::string(bullet::to_string(info.param));
+                         });
+
 // The same impacts whichever stock solver runs behind simpact.
 class BaseSolver : public ::testing::TestWithParam<SolverKind> {};
 
