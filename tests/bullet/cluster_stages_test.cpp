@@ -37,7 +37,7 @@ internal::ClusterPlan Plan(ImpactLaw law, const std::vector<std::array<double, 3
   storage.reserve(points.size());
   for (const auto& [u, restitution, friction] : points) {
     storage.push_back(Point(restitution, friction));
-    plan.add(u, storage.back());
+    plan.add(u, storage.back(), nullptr);
   }
   internal::decide_law(settings, static_cast<int>(points.size()), plan);
   return plan;

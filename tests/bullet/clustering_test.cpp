@@ -6,6 +6,7 @@
 
 #include <BulletCollision/CollisionShapes/btSphereShape.h>
 #include <BulletCollision/NarrowPhaseCollision/btManifoldPoint.h>
+#include <BulletCollision/NarrowPhaseCollision/btPersistentManifold.h>
 #include <BulletDynamics/ConstraintSolver/btPoint2PointConstraint.h>
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 
@@ -176,15 +177,45 @@ TEST(StrikeRule, LeastRestitutionOfTheStrikingPoints) {
   bool impact = false;
   double restitution = 1.0;
   const double threshold = 0.01;
-  internal::note_strike(-0.005, threshold, slow_dead, impact, restitution);
+  internal::note_strike(-0.005, threshold, double(slow_dead.m_combinedRestitution), impact, restitution);
   EXPECT_FALSE(impact);
-  internal::note_strike(-1.0, threshold, fast_lively, impact, restitution);
+  internal::note_strike(-1.0, threshold, double(fast_lively.m_combinedRestitution), impact, restitution);
   EXPECT_TRUE(impact);
   EXPECT_DOUBLE_EQ(restitution, double(btScalar(0.9)));
-  internal::note_strike(-0.5, threshold, fast_dull, impact, restitution);
+  internal::note_strike(-0.5, threshold, double(fast_dull.m_combinedRestitution), impact, restitution);
   EXPECT_DOUBLE_EQ(restitution, double(btScalar(0.4)));
-  internal::note_strike(-0.001, threshold, slow_dead, impact, restitution);
+  internal::note_strike(-0.001, threshold, double(slow_dead.m_combinedRestitution), impact, restitution);
   EXPECT_DOUBLE_EQ(restitution, double(btScalar(0.4))) << "a slow point does not lower it";
+}
+
+// Bullet's CCD gives its predictive points restitution 0; point_restitution
+// gives them the pair's own (the default callback: the product) and leaves
+// every other point's, including one a user's callback changed.
+TEST(StrikeRule, PredictivePointsTakeThePairsRestitution) {
+  btSphereShape shape(btScalar(0.1));
+  btCollisionObject fast, ground;
+  fast.setCollisionShape(&shape);
+  ground.setCollisionShape(&shape);
+  fast.setWorldTransform(btTransform(btQuaternion::getIdentity(), btVector3(0, 2, 0)));
+  fast.setRestitution(btScalar(0.8));
+  ground.setRestitution(btScalar(0.5));
+  fast.setCcdMotionThreshold(btScalar(1e-7));
+  btPersistentManifold manifold(&fast, &ground, 0, btScalar(0.02), btScalar(0.02));
+  // As createPredictiveContactsInternal makes it: no local point on A, A's
+  // origin as its world point, restitution 0.
+  btManifoldPoint predictive(btVector3(0, 0, 0), btVector3(0, 1, 0), btVector3(0, 1, 0), btScalar(0.3));
+  predictive.m_positionWorldOnA = fast.getWorldTransform().getOrigin();
+  predictive.m_combinedRestitution = 0;
+  EXPECT_DOUBLE_EQ(internal::point_restitution(&manifold, predictive), double(btScalar(0.8) * btScalar(0.5)));
+  // A real point lies on A's surface; a user's callback set its value.
+  btManifoldPoint real(btVector3(0, btScalar(-0.1), 0), btVector3(0, 1, 0), btVector3(0, 1, 0), btScalar(0));
+  real.m_positionWorldOnA = btVector3(0, btScalar(1.9), 0);
+  real.m_combinedRestitution = btScalar(0.25);
+  EXPECT_DOUBLE_EQ(internal::point_restitution(&manifold, real), double(btScalar(0.25)));
+  // Without CCD on A, or without a manifold, the point's own value.
+  fast.setCcdMotionThreshold(0);
+  EXPECT_DOUBLE_EQ(internal::point_restitution(&manifold, predictive), 0.0);
+  EXPECT_DOUBLE_EQ(internal::point_restitution(nullptr, real), double(btScalar(0.25)));
 }
 
 // The automatic threshold (ImpactSolverConfig::impact_threshold < 0).

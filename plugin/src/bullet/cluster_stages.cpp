@@ -18,9 +18,9 @@ namespace simpact::bullet::internal {
 
 // ── plan ────────────────────────────────────────────────────────────────────
 
-void ClusterPlan::add(double u, const btManifoldPoint& point) {
+void ClusterPlan::add(double u, const btManifoldPoint& point, const btPersistentManifold* manifold) {
   frictional = frictional || point.m_combinedFriction > 0;
-  note_strike(u, threshold, point, impact, restitution);
+  note_strike(u, threshold, point_restitution(manifold, point), impact, restitution);
 }
 
 AppliedLaw ClusterPlan::applied() const {

@@ -60,9 +60,10 @@ struct ClusterPlan {
 
   explicit ClusterPlan(double impact_threshold) : threshold(impact_threshold) {}
   /// Folds in one candidate point: u, its relative normal velocity before
-  /// this step's forces (> 0 separating), and Bullet's point (note_strike;
-  /// μ > 0 makes the cluster frictional).
-  void add(double u, const btManifoldPoint& point);
+  /// this step's forces (> 0 separating), Bullet's point and its manifold
+  /// (null for a synthetic point): note_strike with point_restitution; μ > 0
+  /// makes the cluster frictional.
+  void add(double u, const btManifoldPoint& point, const btPersistentManifold* manifold);
   /// Whether the law needs the tangent rows (kRouth, kBlend).
   bool routh() const { return law == PlannedLaw::kRouth || law == PlannedLaw::kBlend; }
   /// The law as a report names it (kNone reads as kBaseSolver).

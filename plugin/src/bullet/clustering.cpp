@@ -3,6 +3,8 @@
 #include <Eigen/Geometry>
 
 #include <BulletCollision/CollisionDispatch/btCollisionObject.h>
+#include <BulletCollision/CollisionDispatch/btManifoldResult.h>
+#include <BulletCollision/NarrowPhaseCollision/btPersistentManifold.h>
 #include <BulletCollision/NarrowPhaseCollision/btManifoldPoint.h>
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 
@@ -56,12 +58,22 @@ void tangent_frame(const Eigen::Vector3d& n, const Eigen::Vector3d& slip, double
   }
 }
 
-void note_strike(double u, double threshold, const btManifoldPoint& point, bool& impact,
-                 double& restitution) {
+void note_strike(double u, double threshold, double point_restitution, bool& impact, double& restitution) {
   if (!(u < -threshold)) return;
-  restitution = impact ? std::min(restitution, double(point.m_combinedRestitution))
-                       : double(point.m_combinedRestitution);
+  restitution = impact ? std::min(restitution, point_restitution) : point_restitution;
   impact = true;
+}
+
+double point_restitution(const btPersistentManifold* manifold, const btManifoldPoint& point) {
+  if (manifold != nullptr) {
+    const btCollisionObject* a = manifold->getBody0();
+    const btCollisionObject* b = manifold->getBody1();
+    const bool predictive = a != nullptr && b != nullptr && a->getCcdMotionThreshold() > btScalar(0) &&
+                            point.m_localPointA.isZero() &&
+                            point.m_positionWorldOnA == a->getWorldTransform().getOrigin();
+    if (predictive) return double(gCalculateCombinedRestitutionCallback(a, b));
+  }
+  return double(point.m_combinedRestitution);
 }
 
 ImpactReport::Contact contact_report(const btCollisionObject* a, const btCollisionObject* b,

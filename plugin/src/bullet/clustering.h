@@ -64,10 +64,25 @@ void tangent_frame(const Eigen::Vector3d& n, const Eigen::Vector3d& slip, double
 
 /// Folds one contact point into its cluster's strike: a point approaching
 /// faster than `threshold` (u < −threshold) makes the cluster an impact, and
-/// the cluster's restitution is the smallest m_combinedRestitution of those
+/// the cluster's restitution is the smallest point_restitution of those
 /// points (clamp it to [0, 1] when all are folded in).
-void note_strike(double u, double threshold, const btManifoldPoint& point, bool& impact,
-                 double& restitution);
+void note_strike(double u, double threshold, double point_restitution, bool& impact, double& restitution);
+
+/// The restitution of a contact point as its bodies define it. Bullet's
+/// CCD (btDiscreteDynamicsWorld::createPredictiveContactsInternal) adds a
+/// predictive point for a fast body about to hit something within the step
+/// and forces its m_combinedRestitution to 0: a speculative position
+/// constraint, not a statement about the materials. Left so, it would make
+/// every impact it joins plastic, and a CCD ball would stop dead. A
+/// predictive point is recognised as Bullet makes it: body 0 has CCD on
+/// (getCcdMotionThreshold() > 0), m_localPointA is exactly zero and
+/// m_positionWorldOnA is body 0's origin — a real contact lies on body 0's
+/// surface, never at its centre. It takes
+/// gCalculateCombinedRestitutionCallback(body 0, body 1), what Bullet gives
+/// the same pair's regular points; every other point (`manifold` null
+/// included) its own m_combinedRestitution, which a user's contact callback
+/// may have set.
+double point_restitution(const btPersistentManifold* manifold, const btManifoldPoint& point);
 
 /// The report entry of a contact point (impulse, tangents and friction
 /// impulse left at their defaults).

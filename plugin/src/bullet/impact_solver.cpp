@@ -373,7 +373,7 @@ internal::ClusterPlan plan_of(Impl& s, const ImpactSolverConfig& config, const s
     gravity = std::max(gravity, largest_gravity({s.bodies[members[j]]}));
   }
   internal::ClusterPlan plan(impact_threshold(config, gravity, h));
-  for (const int id : ids) plan.add(s.points[id].u, *s.points[id].point);
+  for (const int id : ids) plan.add(s.points[id].u, *s.points[id].point, s.points[id].manifold);
   internal::decide_law(config, static_cast<int>(ids.size()), plan);
   return plan;
 }

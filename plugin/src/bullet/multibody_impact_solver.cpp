@@ -547,7 +547,7 @@ struct MultibodyCluster {
     double gravity = 0.0;
     for (const int j : c.members) gravity = std::max(gravity, node_gravity(s, s.nodes[j]));
     internal::ClusterPlan plan(threshold_for(config, gravity, h));
-    for (const int id : c.ids) plan.add(s.points[id].u, *s.points[id].point);
+    for (const int id : c.ids) plan.add(s.points[id].u, *s.points[id].point, s.points[id].manifold);
     internal::decide_law(config, static_cast<int>(c.ids.size()), plan);
     return plan;
   }
