@@ -422,7 +422,14 @@ TEST_P(RestingParity, ElasticBallOnElasticGroundStaysAt30Hz) {
   collider.restitution = 1.0;
   collider.friction = 0.0;
   const btMultiBody* free_ball = stock.add_free_base_tree(base, {}, {collider});
-  EXPECT_GT(run(stock, [&] { return worlds::MultiBodyWorld::link_position(*free_ball, -1).y(); }), kRestingDrift);
+  const double stock_drift = run(stock, [&] { return worlds::MultiBodyWorld::link_position(*free_ball, -1).y(); });
+#ifdef SIMPACT_BULLET_PATCH_0003
+  // bullet_patches/0003 measures the multibody rows' approach before the
+  // forces too: patched Bullet keeps the ball resting as simpact does.
+  EXPECT_LT(stock_drift, kRestingDrift);
+#else
+  EXPECT_GT(stock_drift, kRestingDrift);
+#endif
 }
 
 INSTANTIATE_TEST_SUITE_P(Hosts, RestingParity,
