@@ -70,9 +70,98 @@ TEST(CliScene, CradleFileSendsTheLastBallAtTheStrikersSpeed) {
   expect_last_ball_leaves(output);
   EXPECT_NEAR(output["energy_initial"].get<double>(), 0.5, kExact);
   for (const Json& body : output["bodies"]) {
-    EXPECT_EQ(body.size(), 3u);  // position, velocity, angular_velocity
+    EXPECT_EQ(body.size(), 4u);  // position, orientation, velocity, angular_velocity
+    EXPECT_EQ(body["orientation"].size(), 4u);
     EXPECT_EQ(body["position"].size(), 3u);
   }
+}
+
+// A box spinning at ω about z with no contact and no gravity: Bullet's
+// exponential-map integration keeps a constant spin exact, so after n steps
+// of dt the orientation is the rotation by θ = ω n dt about z:
+// (0, 0, sin θ/2, cos θ/2).
+TEST(CliScene, OutputsEachBodysOrientation) {
+  const double omega = 2.0, dt = 0.01;
+  const int n = 37;
+  Json input = {{"dt", dt}, {"steps", n}, {"gravity", {0, 0, 0}}, {"solver", "stock_si"},
+                {"bodies", {{{"shape", "box"}, {"half_extents", {0.1, 0.2, 0.3}}, {"angular_velocity", {0, 0, omega}},
+                             {"never_sleep", true}}}}};
+  const Json output = scene_ok(input);
+  const double half = 0.5 * omega * n * dt;
+  const Json& q = output["bodies"][0]["orientation"];
+  EXPECT_NEAR(q[0].get<double>(), 0.0, kExact);
+  EXPECT_NEAR(q[1].get<double>(), 0.0, kExact);
+  EXPECT_NEAR(q[2].get<double>(), std::sin(half), 1e3 * kExact);
+  EXPECT_NEAR(q[3].get<double>(), std::cos(half), 1e3 * kExact);
+}
+
+// "record": the state at step 0 and every record-th step; a step's entry
+// is the state the run would end with at that step (the last equals the
+// output's bodies), and the first is the input's state.
+TEST(CliScene, RecordGivesTheTrajectory) {
+  Json input = load_scene("newtons_cradle.scene.json");
+  input["steps"] = 24;
+  input["record"] = 8;
+  const Json output = scene_ok(input);
+  const Json& trajectory = output["trajectory"];
+  ASSERT_EQ(trajectory.size(), 4u);  // steps 0, 8, 16, 24
+  const double dt = input["dt"].get<double>();
+  for (std::size_t k = 0; k < trajectory.size(); ++k) {
+    EXPECT_EQ(trajectory[k]["step"], 8 * k);
+    EXPECT_DOUBLE_EQ(trajectory[k]["time"].get<double>(), double(8 * k) * dt);
+    EXPECT_EQ(trajectory[k]["bodies"].size(), 3u);
+  }
+  for (std::size_t b = 0; b < 3; ++b) {
+    EXPECT_EQ(trajectory[0]["bodies"][b]["position"], input["bodies"][b]["position"]);
+    EXPECT_EQ(trajectory[3]["bodies"][b], output["bodies"][b]);
+  }
+  // The same scene run for 8 steps ends where the trajectory's step 8 is.
+  input["steps"] = 8;
+  input.erase("record");
+  const Json eight = scene_ok(input);
+  EXPECT_EQ(eight["bodies"], trajectory[1]["bodies"]);
+  EXPECT_FALSE(eight.contains("trajectory"));
+
+  // A scene with multibodies records them too (their joints, without
+  // their energies).
+  Json multibody = load_scene("multibody_cradle.json");
+  const std::int64_t steps = multibody["steps"].get<std::int64_t>();
+  multibody["record"] = steps;
+  const Json run = scene_ok(multibody);
+  ASSERT_EQ(run["trajectory"].size(), 2u);
+  const Json& last = run["trajectory"][1]["multibodies"];
+  ASSERT_EQ(last.size(), run["multibodies"].size());
+  for (std::size_t k = 0; k < last.size(); ++k) {
+    EXPECT_EQ(last[k]["joint_positions"], run["multibodies"][k]["joint_positions"]);
+    EXPECT_FALSE(last[k].contains("energy_final"));
+  }
+}
+
+// "inertia": the body's own principal moments. A sphere spinning at ω = (1,
+// 1, 1) with moments (1, 2, 3) has ½ Σ I_i ω_i² = 3 J; Bullet's solid
+// sphere (0.4 m r² = 0.004) would have 0.006 J.
+TEST(CliScene, InertiaIsTheBodysOwn) {
+  Json input = {{"dt", 0.01}, {"steps", 1}, {"gravity", {0, 0, 0}}, {"solver", "stock_si"},
+                {"bodies", {{{"shape", "sphere"}, {"radius", 0.1}, {"angular_velocity", {1, 1, 1}}}}}};
+  EXPECT_NEAR(scene_ok(input)["energy_initial"].get<double>(), 0.5 * 3 * 0.004, kExact);
+  input["bodies"][0]["inertia"] = {1, 2, 3};
+  EXPECT_NEAR(scene_ok(input)["energy_initial"].get<double>(), 3.0, kExact);
+}
+
+// "substeps": one step of dt made of k Bullet steps of dt/k is k steps of
+// dt/k, bit for bit.
+TEST(CliScene, SubstepsSplitEachStep) {
+  Json input = load_scene("newtons_cradle.scene.json");
+  const double dt = input["dt"].get<double>();
+  input["steps"] = 3;
+  input["substeps"] = 4;
+  const Json split = scene_ok(input);
+  input["steps"] = 12;
+  input["substeps"] = 1;
+  input["dt"] = dt / 4;
+  const Json fine = scene_ok(input);
+  EXPECT_EQ(split["bodies"], fine["bodies"]);
+  EXPECT_EQ(split["impacts"], fine["impacts"]);
 }
 
 TEST(CliScene, CradleOnStringsSendsTheLastBallAtTheStrikersSpeed) {
@@ -271,6 +360,23 @@ TEST(CliScene, MalformedScenesExit2NamingTheKey) {
       {"missing dt", [](Json& s) { s.erase("dt"); }, R"(missing required key "dt")"},
       {"zero dt", [](Json& s) { s["dt"] = 0; }, R"("dt" must be > 0)"},
       {"negative steps", [](Json& s) { s["steps"] = -1; }, R"("steps" must be an integer >= 0)"},
+      {"zero substeps", [](Json& s) { s["substeps"] = 0; }, R"("substeps" must be an integer >= 1)"},
+      {"too many substeps", [](Json& s) { s["substeps"] = 1001; }, R"("substeps" must be at most 1000)"},
+      {"more Bullet steps than the work limit",
+       [](Json& s) {
+         s["steps"] = 10000;
+         s["substeps"] = 1000;
+       },
+       R"("steps" x "substeps" = 10000 x 1000 is more than 1000000)"},
+      {"zero record", [](Json& s) { s["record"] = 0; }, R"("record" must be an integer >= 1)"},
+      {"inertia of a static body",
+       [](Json& s) {
+         s["bodies"][1]["mass"] = 0;
+         s["bodies"][1]["inertia"] = {1, 1, 1};
+       },
+       R"("bodies" entry 1: "inertia" is for a dynamic body (mass > 0))"},
+      {"a zero moment of inertia", [](Json& s) { s["bodies"][0]["inertia"] = {1, 0, 1}; },
+       R"("bodies" entry 0: "inertia" must be three principal moments > 0)"},
       {"misspelt key", [](Json& s) { s["gravty"] = {0, 0, 0}; }, R"(unknown key "gravty")"},
       {"short gravity", [](Json& s) { s["gravity"] = {0, 0}; },
        R"("gravity" has 2 entries, expected 3)"},

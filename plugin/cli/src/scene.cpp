@@ -36,7 +36,7 @@ using worlds::WorldOptions;
 
 const std::vector<std::string> kSceneKeys = {
     "bodies", "dt",     "steps",       "gravity", "solver", "simpact", "restitution_combiner",
-    "joints", "multibodies",
+    "joints", "multibodies", "substeps", "record",
 };
 const std::vector<std::string> kSimpactKeys = {
     "policy", "seed", "base", "impact_threshold", "touch_tolerance", "max_reflections", "law", "routh",
@@ -48,7 +48,7 @@ const std::vector<std::string> kRouthKeys = {
 const std::vector<std::string> kBodyKeys = {
     "shape",       "mass",          "kinematic",      "position",
     "orientation", "velocity",      "angular_velocity", "restitution",
-    "friction",    "linear_factor", "angular_factor", "never_sleep",
+    "friction",    "linear_factor", "angular_factor", "never_sleep", "inertia",
 };
 const std::vector<std::string> kJointKeys = {"type", "body", "pivot_world"};
 const std::vector<std::string> kMultiBodyKeys = {"base", "links"};
@@ -328,6 +328,17 @@ BodyOptions read_body_options(const Json& body, bool is_plane) {
   options.linear_factor = read_vector3_or(body, "linear_factor", options.linear_factor);
   options.angular_factor = read_vector3_or(body, "angular_factor", options.angular_factor);
   if (body.contains("never_sleep")) options.never_sleep = read_bool(body, "never_sleep");
+  if (body.contains("inertia")) {
+    if (options.mass == 0.0) {
+      throw InputError(quote("inertia") + " is for a dynamic body (mass > 0)");
+    }
+    const Eigen::Vector3d inertia = read_vector3(body, "inertia");
+    if (!(inertia.minCoeff() > 0.0)) {
+      throw InputError(quote("inertia") + " must be three principal moments > 0 [kg m^2] (got " +
+                       excerpt(body["inertia"]) + ")");
+    }
+    options.inertia = inertia;
+  }
   return options;
 }
 
@@ -754,13 +765,71 @@ double rigid_energy(const btRigidBody& body, const Eigen::Vector3d& gravity) {
          potential_energy(double(body.getMass()), gravity, worlds::position(body));
 }
 
+Json to_json(const btQuaternion& q) {
+  return Json::array({double(q.x()), double(q.y()), double(q.z()), double(q.w())});
+}
+
 Json rigid_state(const btRigidBody& body) {
   return {{"position", to_json(worlds::position(body))},
+          {"orientation", to_json(body.getWorldTransform().getRotation())},
           {"velocity", to_json(worlds::velocity(body))},
           {"angular_velocity", to_json(worlds::angular_velocity(body))}};
 }
 
-Json multibody_scene_json(const Json& input, double dt, std::int64_t steps) {
+/// A multibody's state as the output gives it (without its energies).
+Json multibody_state(const btMultiBody& mb) {
+  Json positions = Json::array();
+  Json velocities = Json::array();
+  Json links = Json::array();
+  for (int i = 0; i < mb.getNumLinks(); ++i) {
+    positions.push_back(double(mb.getJointPos(i)));
+    velocities.push_back(MultiBodyWorld::joint_velocity(mb, i));
+    links.push_back({{"position", to_json(MultiBodyWorld::link_position(mb, i))},
+                     {"velocity", to_json(MultiBodyWorld::link_velocity(mb, i))}});
+  }
+  Json state = {{"joint_positions", std::move(positions)},
+                {"joint_velocities", std::move(velocities)},
+                {"links", std::move(links)}};
+  if (!mb.hasFixedBase()) {
+    state["base"] = {{"position", to_json(worlds::to_eigen(mb.getBasePos()))},
+                     {"orientation", to_json(mb.getWorldToBaseRot().inverse())},  // base to world
+                     {"velocity", to_json(worlds::to_eigen(mb.getBaseVel()))},
+                     {"angular_velocity", to_json(worlds::to_eigen(mb.getBaseOmega()))}};
+  }
+  return state;
+}
+
+/// How a scene is stepped: "steps" of dt, each made of "substeps" Bullet
+/// steps of dt / substeps, with a trajectory entry every "record" steps.
+struct Stepping {
+  double dt = 0.0;
+  std::int64_t steps = 0;
+  int substeps = 1;
+  std::int64_t record = 0;  ///< 0: no trajectory
+  bool records(std::int64_t step) const { return record > 0 && step % record == 0; }
+};
+
+Stepping read_stepping(const Json& input) {
+  Stepping stepping;
+  stepping.dt = read_positive(input, "dt");
+  stepping.steps = read_integer(input, "steps", 0);
+  if (input.contains("substeps")) {
+    stepping.substeps = static_cast<int>(read_integer(input, "substeps", 1));
+    if (stepping.substeps > kMaxSceneSubsteps) {
+      throw InputError(quote("substeps") + " must be at most " + std::to_string(kMaxSceneSubsteps) +
+                       " (got " + std::to_string(stepping.substeps) + ")");
+    }
+  }
+  if (input.contains("record")) stepping.record = read_integer(input, "record", 1);
+  return stepping;
+}
+
+/// One trajectory entry: the step, its time and the states.
+Json trajectory_entry(const Stepping& stepping, std::int64_t step, Json bodies) {
+  return {{"step", step}, {"time", double(step) * stepping.dt}, {"bodies", std::move(bodies)}};
+}
+
+Json multibody_scene_json(const Json& input, const Stepping& stepping) {
   const MultiBodyWorldOptions options = read_multibody_world_options(input);
   if (options.simpact) checked_config(options.config);
   MultiBodyWorld world(options);
@@ -790,46 +859,36 @@ Json multibody_scene_json(const Json& input, double dt, std::int64_t steps) {
     energy_initial += initial.back();
   }
 
-  for (std::int64_t i = 0; i < steps; ++i) {
-    world.step(dt);
+  const auto states_now = [&] {
+    Json states = Json::array();
+    for (const btRigidBody* body : rigid) states.push_back(rigid_state(*body));
+    Json multibody_states = Json::array();
+    for (const btMultiBody* mb : chains) multibody_states.push_back(multibody_state(*mb));
+    return std::make_pair(std::move(states), std::move(multibody_states));
+  };
+  Json trajectory = Json::array();
+  const auto record = [&](std::int64_t step) {
+    auto [states, multibody_states] = states_now();
+    Json entry = trajectory_entry(stepping, step, std::move(states));
+    entry["multibodies"] = std::move(multibody_states);
+    trajectory.push_back(std::move(entry));
+  };
+  if (stepping.records(0)) record(0);
+  for (std::int64_t i = 0; i < stepping.steps; ++i) {
+    world.step(stepping.dt / stepping.substeps, stepping.substeps);
     for (const btRigidBody* body : rigid) require_finite_state(*body, i);
     for (const btMultiBody* mb : chains) require_finite_state(*mb, i);
+    if (stepping.records(i + 1)) record(i + 1);
   }
 
-  Json states = Json::array();
+  auto [states, multibody_states] = states_now();
   double energy_final = 0.0;
-  for (const btRigidBody* body : rigid) {
-    states.push_back(rigid_state(*body));
-    energy_final += rigid_energy(*body, gravity);
-  }
-  Json multibody_states = Json::array();
+  for (const btRigidBody* body : rigid) energy_final += rigid_energy(*body, gravity);
   for (std::size_t k = 0; k < chains.size(); ++k) {
-    const btMultiBody& mb = *chains[k];
-    Json positions = Json::array();
-    Json velocities = Json::array();
-    Json links = Json::array();
-    for (int i = 0; i < mb.getNumLinks(); ++i) {
-      positions.push_back(double(mb.getJointPos(i)));
-      velocities.push_back(MultiBodyWorld::joint_velocity(mb, i));
-      links.push_back({{"position", to_json(MultiBodyWorld::link_position(mb, i))},
-                       {"velocity", to_json(MultiBodyWorld::link_velocity(mb, i))}});
-    }
-    const double energy = multibody_energy(mb, gravity);
+    const double energy = multibody_energy(*chains[k], gravity);
     energy_final += energy;
-    Json state = {{"joint_positions", std::move(positions)},
-                  {"joint_velocities", std::move(velocities)},
-                  {"links", std::move(links)},
-                  {"energy_initial", initial[k]},
-                  {"energy_final", energy}};
-    if (!mb.hasFixedBase()) {
-      const btQuaternion q = mb.getWorldToBaseRot().inverse();  // base to world
-      state["base"] = {{"position", to_json(worlds::to_eigen(mb.getBasePos()))},
-                       {"orientation", Json::array({double(q.x()), double(q.y()), double(q.z()),
-                                                    double(q.w())})},
-                       {"velocity", to_json(worlds::to_eigen(mb.getBaseVel()))},
-                       {"angular_velocity", to_json(worlds::to_eigen(mb.getBaseOmega()))}};
-    }
-    multibody_states.push_back(std::move(state));
+    multibody_states[k]["energy_initial"] = initial[k];
+    multibody_states[k]["energy_final"] = energy;
   }
   const bullet::MultiBodyImpactSolver* solver = world.impact_solver();
   Json output;
@@ -839,6 +898,7 @@ Json multibody_scene_json(const Json& input, double dt, std::int64_t steps) {
   output["energy_final"] = energy_final;
   output["impacts"] = solver != nullptr ? solver->stats().impacts : 0;
   output["routh_impacts"] = solver != nullptr ? solver->stats().routh_impacts : 0;
+  if (stepping.record > 0) output["trajectory"] = std::move(trajectory);
   return output;
 }
 
@@ -863,10 +923,15 @@ Json scene_json(const Json& input) {
   require_object(input, "the input");
   check_keys(input, kSceneKeys);
   check_scene_magnitudes(input);
-  const double dt = read_positive(input, "dt");
-  const std::int64_t steps = read_integer(input, "steps", 0);
-  check_scene_work(input, steps);
-  if (input.contains("multibodies")) return multibody_scene_json(input, dt, steps);
+  const Stepping stepping = read_stepping(input);
+  // The work is counted in Bullet steps: steps x substeps.
+  if (stepping.steps > kMaxSceneWork / stepping.substeps) {
+    throw InputError(quote("steps") + " x " + quote("substeps") + " = " + std::to_string(stepping.steps) + " x " +
+                     std::to_string(stepping.substeps) + " is more than " + std::to_string(kMaxSceneWork) +
+                     " (kMaxSceneWork)");
+  }
+  check_scene_work(input, stepping.steps * stepping.substeps);
+  if (input.contains("multibodies")) return multibody_scene_json(input, stepping);
   const WorldOptions options = read_world_options(input);
   if (options.solver == SolverKind::kSimpact) checked_config(options.simpact);
   BulletWorld world(options);
@@ -884,13 +949,20 @@ Json scene_json(const Json& input) {
   }
 
   const double energy_initial = world.energy();
-  for (std::int64_t i = 0; i < steps; ++i) {
-    world.step(dt);
+  const auto states_now = [&] {
+    Json states = Json::array();
+    for (const btRigidBody* body : world.bodies()) states.push_back(rigid_state(*body));
+    return states;
+  };
+  Json trajectory = Json::array();
+  if (stepping.records(0)) trajectory.push_back(trajectory_entry(stepping, 0, states_now()));
+  for (std::int64_t i = 0; i < stepping.steps; ++i) {
+    world.step(stepping.dt / stepping.substeps, stepping.substeps);
     for (const btRigidBody* body : world.bodies()) require_finite_state(*body, i);
+    if (stepping.records(i + 1)) trajectory.push_back(trajectory_entry(stepping, i + 1, states_now()));
   }
 
-  Json states = Json::array();
-  for (const btRigidBody* body : world.bodies()) states.push_back(rigid_state(*body));
+  Json states = states_now();
   Json output;
   output["bodies"] = std::move(states);
   output["energy_initial"] = energy_initial;
@@ -898,6 +970,7 @@ Json scene_json(const Json& input) {
   output["impacts"] = world.impacts();
   output["routh_impacts"] =
       world.impact_solver() != nullptr ? world.impact_solver()->stats().routh_impacts : 0;
+  if (stepping.record > 0) output["trajectory"] = std::move(trajectory);
   return output;
 }
 

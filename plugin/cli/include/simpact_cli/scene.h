@@ -32,9 +32,13 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
   bodies               list of bodies (below), at least one unless the
                        scene has multibodies
   dt                   step [s] > 0; every step is stepSimulation(dt, 1, dt)
-  steps                integer >= 0; steps x bodies <= 1000000, where bodies
-                       counts bodies, joints, and each multibody's base,
-                       links and colliders (at most 1000)
+  steps                integer >= 0; steps x substeps x bodies <= 1000000,
+                       where bodies counts bodies, joints, and each
+                       multibody's base, links and colliders (at most 1000)
+  substeps             integer in [1, 1000]: every step is that many
+                       stepSimulation(dt/substeps) calls            (default 1)
+  record               integer >= 1: the output's "trajectory" holds the
+                       state at step 0 and every record-th step (default none)
   Every other number lies within +-1e6.
   gravity              3 numbers                     (default [0, -9.81, 0])
   solver               stock_si | stock_nncg | stock_mlcp_dantzig |
@@ -82,6 +86,8 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
     kinematic          moves at its velocities whatever hits it; mass 0
     position           3 numbers                       (default [0, 0, 0])
     orientation        quaternion x y z w               (default [0, 0, 0, 1])
+    inertia            dynamic bodies: 3 principal moments [kg m^2] > 0 in
+                       the body frame        (default Bullet's for the shape)
     velocity, angular_velocity   3 numbers, world frame     (default 0)
     restitution        in [0, 1]                                (default 0)
     friction           >= 0                                   (default 0.5)
@@ -143,7 +149,8 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
     radius             [m] > 0
     restitution        in [0, 1]                                (default 0)
     friction           >= 0                                   (default 0.5)
-  output: "bodies" [{position, velocity, angular_velocity}] in input order,
+  output: "bodies" [{position, orientation (x y z w, body to world),
+  velocity, angular_velocity (world frame)}] in input order,
   "energy_initial", "energy_final" (kinetic + gravitational potential of the
   dynamic bodies), "impacts" (resolved by simpact; 0 for stock solvers),
   "routh_impacts" (of those, resolved with a Routh sample). With
@@ -152,6 +159,8 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
   centre of mass], energy_initial, energy_final (kinetic + potential), and
   for a free base "base" {position (centre of mass), orientation (x y z w),
   velocity, angular_velocity}}] in input order; the totals include them.
+  With record: "trajectory" [{step, time [s], bodies, and with multibodies
+  multibodies (as above, without their energies)}].
 )";
 
 /// Bounds on a scene, checked before anything is built (see kSceneHelp).
@@ -172,6 +181,9 @@ inline constexpr std::int64_t kMaxSceneBodies = 1000;
 /// (about a minute at the limit, measured on a 200-box pile). Longer
 /// simulations belong in a program using the library, not in one command.
 inline constexpr std::int64_t kMaxSceneWork = 1'000'000;
+/// Most Bullet steps per scene step ("substeps"); the work limit counts
+/// them all.
+inline constexpr int kMaxSceneSubsteps = 1000;
 
 /// Every key the scene parser accepts, object by object ("scene", "simpact",
 /// "routh", "body", "joint", "multibody", "base", "link", "collider"): what

@@ -99,7 +99,13 @@ void check_body(const BodyOptions& body) {
   require(std::isfinite(body.friction) && body.friction >= 0.0, "friction must be finite and >= 0");
   require_finite(body.linear_factor, "linear_factor");
   require_finite(body.angular_factor, "angular_factor");
+  if (body.inertia) {
+    require(body.mass > 0.0, "inertia is for a dynamic body (mass > 0)");
+    require(body.inertia->allFinite() && body.inertia->minCoeff() > 0.0,
+            "inertia must be three finite moments > 0");
+  }
 }
+
 
 // Static and kinematic bodies are infinitely massive and carry no energy.
 bool is_dynamic(const btRigidBody& body) {
@@ -129,6 +135,18 @@ std::optional<SolverKind> parse_solver_kind(std::string_view name) {
     if (name == entry.second) return entry.first;
   }
   return std::nullopt;
+}
+
+btVector3 local_inertia(const BodyOptions& body, const btCollisionShape& shape) {
+  btVector3 inertia(0, 0, 0);
+  if (body.mass <= 0.0) return inertia;
+  if (body.inertia) {
+    require(body.inertia->allFinite() && body.inertia->minCoeff() > 0.0,
+            "inertia must be three finite moments > 0");
+    return to_bullet(*body.inertia);
+  }
+  shape.calculateLocalInertia(btScalar(body.mass), inertia);
+  return inertia;
 }
 
 btVector3 to_bullet(const Eigen::Vector3d& v) {
@@ -247,8 +265,7 @@ btRigidBody* BulletWorld::add_body(std::unique_ptr<btCollisionShape> shape,
                                    const BodyOptions& options) {
   check_body(options);
   const btScalar mass(options.mass);
-  btVector3 inertia(0, 0, 0);
-  if (mass > 0) shape->calculateLocalInertia(mass, inertia);
+  const btVector3 inertia = local_inertia(options, *shape);
   auto motion_state = std::make_unique<btDefaultMotionState>(
       btTransform(to_bullet(options.orientation), to_bullet(options.position)));
   btRigidBody::btRigidBodyConstructionInfo info(mass, motion_state.get(), shape.get(), inertia);

@@ -257,8 +257,8 @@ btRigidBody* MultiBodyWorld::add_sphere(double radius, const BodyOptions& body) 
   check(std::isfinite(radius) && radius > 0, "sphere radius must be positive and finite");
   check(std::isfinite(body.mass) && body.mass >= 0, "sphere mass must be finite and >= 0");
   shapes_.push_back(std::make_unique<btSphereShape>(btScalar(radius)));
-  btVector3 inertia(0, 0, 0);
-  if (body.mass > 0) shapes_.back()->calculateLocalInertia(btScalar(body.mass), inertia);
+  check(!body.inertia || body.mass > 0, "inertia is for a dynamic body (mass > 0)");
+  const btVector3 inertia = local_inertia(body, *shapes_.back());
   const btTransform transform(btQuaternion(btScalar(body.orientation.x()), btScalar(body.orientation.y()),
                                            btScalar(body.orientation.z()), btScalar(body.orientation.w())),
                               bt(body.position));

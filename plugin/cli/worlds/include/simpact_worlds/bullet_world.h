@@ -82,6 +82,10 @@ struct WorldOptions {
 struct BodyOptions {
   /// [kg]; 0 makes the body static, or kinematic when `kinematic`.
   double mass = 1.0;
+  /// Principal moments of inertia in the body frame [kg·m²], each > 0;
+  /// empty: Bullet's value for the shape and mass (a solid sphere's or
+  /// box's). Dynamic bodies only.
+  std::optional<Eigen::Vector3d> inertia;
   /// Moves at `velocity` and `angular_velocity` whatever hits it (Bullet's
   /// kinematic body: infinitely massive, so `mass` must be 0).
   bool kinematic = false;
@@ -174,6 +178,10 @@ class BulletWorld {
 };
 
 // Conversions and state of one body, in double.
+/// The principal inertia a body of `shape` gets: `body.inertia` when set
+/// (each moment > 0 and finite, else std::invalid_argument), Bullet's
+/// calculateLocalInertia for the mass otherwise; zero for mass 0.
+btVector3 local_inertia(const BodyOptions& body, const btCollisionShape& shape);
 btVector3 to_bullet(const Eigen::Vector3d& v);
 btQuaternion to_bullet(const Eigen::Quaterniond& q);
 Eigen::Vector3d to_eigen(const btVector3& v);
