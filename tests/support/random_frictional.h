@@ -90,4 +90,75 @@ inline RouthSingle routh_single_contact(double a, double b, double c, double un,
   return r;
 }
 
+/// Routh's method with Stronge's energetic restitution for ONE planar
+/// contact (W. J. Stronge, "Rigid body collisions with friction", Proc. R.
+/// Soc. Lond. A 431, 1990; the single-contact algorithm of B. Mirtich,
+/// "Impulse-based dynamic simulation of rigid body systems", PhD thesis,
+/// 1996), integrated exactly: with the normal impulse P as the variable,
+/// u_n and u_t are piecewise linear in P, one piece per slip mode (slip
+/// +, slip −, stick), so each piece's normal work u_n Δ + ½ k_n Δ² is exact.
+/// Compression ends at u_n = 0 with work W_c < 0; restitution goes on until
+/// its work reaches e² |W_c|. Same inputs as routh_single_contact plus e;
+/// `pieces` counts the mode pieces (kinks) the path took.
+struct StrongeSingle {
+  double normal = 0.0, tangential = 0.0;
+  double compression_work = 0.0, restitution_work = 0.0;  ///< ≥ 0
+  int pieces = 0;
+};
+
+inline StrongeSingle stronge_single_contact(double a, double b, double c, double un, double ut,
+                                            double mu, double e) {
+  StrongeSingle r;
+  auto sign = [](double x) { return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : 0.0; };
+  bool restituting = false;
+  double budget = 0.0;  // restitution work still due
+  for (int guard = 0; guard < 16; ++guard) {
+    ++r.pieces;
+    // The mode at this point: slipping, sticking, or (|b/c| > μ) slipping
+    // off the stick in the direction of sgn(b).
+    double s = sign(ut);
+    double dt_ratio;  // dΛ_t / dP
+    const bool stick = s == 0.0 && std::abs(b) <= mu * c;
+    if (stick) {
+      dt_ratio = -b / c;
+    } else {
+      if (s == 0.0) s = sign(b);
+      dt_ratio = -mu * s;
+    }
+    // Sticking keeps u_t exactly 0 (b + c·(−b/c) would round).
+    const double kn = a + b * dt_ratio, kt = stick ? 0.0 : b + c * dt_ratio;
+    // Length of this piece: to the slip's end (u_t → 0), and to the phase's end.
+    double to_slip_end = INFINITY;
+    if (s != 0.0 && std::abs(ut) > 0.0 && kt * ut < 0.0) to_slip_end = -ut / kt;
+    double to_phase_end;
+    if (!restituting) {
+      to_phase_end = kn > 0.0 ? -un / kn : INFINITY;  // u_n = 0
+    } else {
+      // un Δ + ½ kn Δ² = budget (un ≥ 0; the smallest positive root)
+      const double disc = un * un + 2.0 * kn * budget;
+      to_phase_end = kn != 0.0 ? (-un + std::sqrt(std::max(disc, 0.0))) / kn : budget / un;
+    }
+    const double step = std::min(to_slip_end, to_phase_end);
+    const double work = un * step + 0.5 * kn * step * step;
+    r.normal += step;
+    r.tangential += dt_ratio * step;
+    un += kn * step;
+    ut = step == to_slip_end ? 0.0 : ut + kt * step;
+    if (!restituting) {
+      r.compression_work -= work;
+    } else {
+      r.restitution_work += work;
+      budget -= work;
+    }
+    if (step == to_phase_end) {
+      if (restituting) return r;
+      restituting = true;
+      un = 0.0;
+      budget = e * e * r.compression_work;
+      if (budget <= 0.0) return r;
+    }
+  }
+  return r;
+}
+
 }  // namespace simpact::testing

@@ -58,6 +58,11 @@ struct FrictionalProblem {
   /// d, the polyhedral cone's directions per contact. 0 = automatic: 2 in
   /// planar problems (the only valid value there), 4 in 3-D (≥ 3 allowed).
   int cone_directions = 0;
+  /// e, Stronge's energetic coefficient of restitution per contact (m),
+  /// each in [0, 1], or empty for 0 (inelastic). Read by the Routh law only
+  /// (routh.h, "Restitution"); the Anitescu–Potra and sequential references
+  /// are inelastic and ignore it.
+  Eigen::VectorXd restitution;
 
   int dofs() const { return static_cast<int>(velocity.size()); }
   int contacts() const { return static_cast<int>(normals.rows()); }
@@ -81,7 +86,7 @@ struct FrictionalProblem {
 
 /// Checks everything validate(ImpactProblem) checks, plus: J_t has m or 2m
 /// rows with n columns, no zero tangent row, μ (m entries, finite, ≥ 0),
-/// offsets sizes, and d (2 planar; ≥ 3 and ≤ kMaxConeDirections in 3-D).
+/// e (empty, or m entries in [0, 1]), offsets sizes, and d (2 planar; ≥ 3 and ≤ kMaxConeDirections in 3-D).
 /// Throws InvalidProblem naming the first problem found.
 void validate(const FrictionalProblem& problem);
 
@@ -111,6 +116,14 @@ struct FrictionalOutcome {
   /// Velocities along the way, v⁻ first, when the law was asked to record
   /// them (Routh: after each increment; sequential: after each impact).
   std::vector<Eigen::VectorXd> trajectory;
+  /// The normal work of each contact (m), split by sign [J, ≥ 0], as the
+  /// Routh law accounts it (routh.h, "Restitution"): increment by
+  /// increment w_i = ½ (u_n,i + u_n,i′) Δλ_n,i; compression_work sums −w_i
+  /// over increments with w_i < 0, restitution_work sums w_i > 0. With
+  /// restitution e_i the law stops contact i pushing once
+  /// restitution_work_i = e_i² compression_work_i (Stronge). Empty for the
+  /// other laws.
+  Eigen::VectorXd compression_work, restitution_work;
 };
 
 /// Result of one call of a frictional law.

@@ -82,6 +82,55 @@
 // clusters of redundant contacts, and what the retries recover, is measured
 // in docs/routh.md.
 //
+// ── Restitution: Stronge's energetic coefficient at arbitrary rates ─────────
+// Halm & Posa's law is inelastic. With FrictionalProblem::restitution e_i > 0
+// the sampler follows the extension Halm & Posa name as future work (§7):
+// Routh's method with Stronge's energetic coefficient of restitution (W. J.
+// Stronge, "Rigid body collisions with friction", Proc. R. Soc. Lond. A 431,
+// 1990), as Mirtich combined them for one contact (B. Mirtich,
+// "Impulse-based dynamic simulation of rigid body systems", PhD thesis, UC
+// Berkeley, 1996), resolved at arbitrary relative rates like the
+// compression. The derivation is in docs/routh.md, "Restitution".
+//   Work. dE = u·dλ̄ along any impulse path, so the normal work of contact i,
+//   W_i = ∫ u_n,i dλ_n,i, splits the kinetic energy change exactly with the
+//   friction work. On an increment the law takes the straight path from u to
+//   u′ = u + W̄ Δλ̄, on which w_i = ½ (u_n,i + u_n,i′) Δλ_n,i (exact for
+//   that path; Σ_i w_i + friction terms = ΔE of the increment).
+//   Budget. Contact i stores S_i += e_i² |w_i| when w_i < 0 (compression) and
+//   spends S_i −= w_i when w_i > 0 (restitution). Stronge's law for one
+//   contact — restitution work = e² × compression work — is S_i = 0 at the
+//   end.
+//   Increment. Every contact keeps its row of eq. (74) with its cap; a
+//   contact that does not approach and has S_i above restitution_tolerance
+//   RELEASES: its row targets the speed that would spend S_i if it acted
+//   alone without friction,
+//       λ_n,i ⊥ u_n,i′ − t_i + β_i ≥ 0,   t_i = √(max(u_n,i, 0)² + 2 W̄_ii S_i)
+//   (q's λ_n row holds u_n,i − t_i), so it pushes until it separates at t_i
+//   or reaches its cap. When friction or other contacts make the estimate
+//   miss, the target is corrected (t_i² ← u_n,i² + (t_i² − u_n,i²) S_i / w_i,
+//   exact while the contact's slip mode does not change; bisection within
+//   the bracket found so far where it does) and the increment re-solved, at
+//   most kReleaseCorrections times; a final solve over some budget is
+//   replaced by the last one under every budget, and what is left over is
+//   spent in the next increments. The impact ends when no contact approaches
+//   and every budget is spent.
+//   Guarantees. e = 0: S stays 0, every q and draw is Halm & Posa's, and the
+//   sample is bitwise Routh's. One frictionless contact: u_n⁺ = −e u_n⁻
+//   exactly (Newton = Poisson = Stronge there). Frictionless contacts that
+//   do not interact (W̄_ij = 0): each rebounds at −e_i u_n,i⁻, which is the
+//   propagative law's outcome (propagative.h, "Restitution"). Energy: Σ_i
+//   w_i = Σ_i (e_i² − 1) C_i − S_i ≤ 0 when the budgets are spent, and
+//   an increment that would lift the kinetic energy above v⁻'s is retried
+//   with its caps halved (up to kGuardHalvings times), and if it still
+//   would, replaced by a plain Routh increment with the budgets dropped (a
+//   dissipative step; counted in the message) — no sample gains energy.
+//   Cones: every increment is an LCP solution of (32)–(33).
+//   Set-valued: the caps, hence the relative rates of compression and
+//   restitution across contacts, are drawn as for the inelastic law.
+//   With coupled frictionless contacts the set differs from the propagative
+//   law's single blend (propagative.h), which is why the adapters' `auto`
+//   keeps the propagative law on frictionless clusters.
+//
 // ── Algorithm 2, Approximate(h, x₀, ε, N, M) (Halm & Posa, §5.3) ────────────
 // M independent samples on all cores; sample k is always sample(k), so the
 // set is bitwise identical for any thread count. With epsilon > 0 each sample
@@ -116,6 +165,21 @@ const char* to_string(ImpulseSampler sampler);  ///< "uniform", "low_discrepancy
 /// Parses "uniform" / "low_discrepancy"; throws InvalidProblem otherwise.
 ImpulseSampler parse_impulse_sampler(const std::string& name);
 
+/// Re-solves per increment that may correct a releasing contact's target
+/// speed (see "Restitution"). The first correction is exact while the
+/// contact's slip mode holds; where the mode changes the work is not smooth
+/// in the target, and the further ones bisect the bracket the earlier solves
+/// found; what a last solve leaves unspent is spent by later increments,
+/// and a last solve over the budget is replaced by the last one under it.
+inline constexpr int kReleaseCorrections = 4;
+
+/// Halvings of an increment's caps the energy guard tries before it drops
+/// the restitution budgets (see "Restitution"). The straight path's error
+/// shrinks with the increment (first order where a slip reverses), so four
+/// halvings (1/16 of the increment) absorb what the random problems of
+/// tests/core/routh_restitution_test.cpp show; the last resort stays.
+inline constexpr int kGuardHalvings = 4;
+
 struct RouthParameters {
   /// h, the normal impulse cap scale [impulse units, N·s in SI]. 0 =
   /// automatic (see header). Must be ≥ 0 and finite.
@@ -132,6 +196,12 @@ struct RouthParameters {
   /// ~1e-15 relative for a contact it stops; 1e-9 is six orders above that
   /// and far below any approach speed that matters.
   double separation_tolerance = 1e-9;
+  /// Dimensionless, relative to E_s = Σ_i ½ (u⁻_n,i)² / W̄_ii over the
+  /// approaching contacts: a release budget S_i at or below this × E_s is
+  /// spent (see "Restitution"). 1e-14 leaves a rebound speed short by at most
+  /// √(1e-14) = 1e-7 of the approach speeds, and is a hundred times the
+  /// rounding (~1e-16 E_s) that subtracting a contact's work leaves.
+  double restitution_tolerance = 1e-14;
   /// Finish an unterminated sample with one Anitescu–Potra LCP.
   bool finish_with_anitescu_potra = true;
   /// Keep the velocity after every increment in outcome.trajectory.

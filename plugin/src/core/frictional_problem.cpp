@@ -52,6 +52,8 @@ void validate(const FrictionalProblem& problem) {
   const Eigen::Index rows = problem.tangents.rows();
   if (m == 0) {
     if (rows != 0) fail("tangents have ", rows, " rows but there are no contacts");
+    if (problem.restitution.size() != 0)
+      fail("restitution has ", problem.restitution.size(), " entries but there are no contacts");
     return;
   }
   if (rows != m && rows != 2 * m)
@@ -87,6 +89,15 @@ void validate(const FrictionalProblem& problem) {
   for (Eigen::Index i = 0; i < m; ++i)
     if (!(std::isfinite(problem.friction[i]) && problem.friction[i] >= 0.0))
       fail("friction entry ", i, " is ", problem.friction[i], ": mu must be finite and >= 0");
+
+  if (problem.restitution.size() != 0) {
+    if (problem.restitution.size() != m)
+      fail("restitution has ", problem.restitution.size(), " entries, expected ", m,
+           " (one per contact) or none (inelastic)");
+    for (Eigen::Index i = 0; i < m; ++i)
+      if (!(problem.restitution[i] >= 0.0 && problem.restitution[i] <= 1.0))
+        fail("restitution entry ", i, " is ", problem.restitution[i], ": e must be in [0, 1]");
+  }
 
   if (problem.tangent_offsets.size() != 0) {
     if (problem.tangent_offsets.size() != rows)

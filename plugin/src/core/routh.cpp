@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -56,6 +57,8 @@ void validate_parameters(const RouthParameters& p) {
   if (p.max_steps < 1) fail("routh max_steps ", p.max_steps, " must be >= 1");
   if (!(std::isfinite(p.separation_tolerance) && p.separation_tolerance >= 0.0))
     fail("routh separation_tolerance ", p.separation_tolerance, " must be finite and >= 0");
+  if (!(std::isfinite(p.restitution_tolerance) && p.restitution_tolerance >= 0.0))
+    fail("routh restitution_tolerance ", p.restitution_tolerance, " must be finite and >= 0");
 }
 
 // Independent stream per (seed, sample): two rounds of the SplitMix64
@@ -96,7 +99,10 @@ struct RouthSampler::Impl {
   internal::OutcomeScales scales;       // the final check's thresholds
   Eigen::VectorXd lcp_w_scale, lcp_z_scale;  // data scales of the increment LCP
   Eigen::MatrixXd lcp_scaled;                // D_w⁻¹ W D_z: the LCP in those units
-
+  // Restitution (header, "Restitution"):
+  Eigen::VectorXd restitution;  // e (m), zeros when the problem has none
+  bool restitutive = false;     // some e_i > 0
+  double spent_budget = 0.0;    // a budget at or below this is spent
 };
 
 RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters parameters)
@@ -136,6 +142,18 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
     largest = std::max(largest, approach / sp.wbar(i, i));
   }
   s.step = parameters_.step > 0.0 ? parameters_.step : parameters_.automatic_step_factor * largest;
+
+  // Restitution: e per contact and the spent-budget threshold, relative to
+  // E_s = Σ ½ (u⁻_n,i)² / W̄_ii over the approaching contacts.
+  s.restitution = problem.restitution.size() == m ? problem.restitution : Eigen::VectorXd::Zero(m);
+  s.restitutive = m > 0 && s.restitution.maxCoeff() > 0.0;
+  {
+    double energy = 0.0;
+    for (int i = 0; i < m; ++i)
+      if (sp.u0[i] < 0.0 && !sp.inert[static_cast<size_t>(i)] && sp.wbar(i, i) > 0.0)
+        energy += 0.5 * sp.u0[i] * sp.u0[i] / sp.wbar(i, i);
+    s.spent_budget = parameters_.restitution_tolerance * energy;
+  }
 
   // Data scales (outcome_check.h): velocity V_j = S √W̄_jj + a_j per row of
   // J̄, impulse H = h per increment (no increment takes more than its cap;
@@ -279,7 +297,49 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   const double kd = static_cast<double>(index);
   int steps = 0;
   bool lcp_failed = false;
-  while (sp.colliding(u, parameters_.separation_tolerance)) {
+
+  // Restitution (header): budgets S, the work split, the release targets.
+  Eigen::VectorXd budget = Eigen::VectorXd::Zero(m);
+  out.compression_work = Eigen::VectorXd::Zero(m);
+  out.restitution_work = Eigen::VectorXd::Zero(m);
+  Eigen::VectorXd target = Eigen::VectorXd::Zero(m);
+  Eigen::VectorXd u_next, low, high, kept;
+  std::vector<char> releases(static_cast<size_t>(m), 0);
+  int dropped = 0;  // increments replaced by plain Routh increments (energy guard)
+  const double tolerance = parameters_.separation_tolerance;
+  const auto approaching = [&](int i) { return u[i] / sp.scale[i] < -tolerance * sp.approach_scale; };
+  // Marks the releasing contacts and sets their targets; true if any.
+  const auto mark_releases = [&]() {
+    bool any = false;
+    for (int i = 0; i < m; ++i) {
+      const bool release = s.restitutive && !sp.inert[static_cast<size_t>(i)] &&
+                           budget[i] > s.spent_budget && !approaching(i);
+      releases[static_cast<size_t>(i)] = release ? 1 : 0;
+      target[i] = release ? std::sqrt(std::max(u[i], 0.0) * std::max(u[i], 0.0) +
+                                      2.0 * sp.wbar(i, i) * budget[i])
+                          : 0.0;
+      any = any || release;
+    }
+    return any;
+  };
+  const auto set_velocity_rows = [&]() {
+    q.segment(m, rows) = u;
+    for (int i = 0; i < m; ++i)
+      if (releases[static_cast<size_t>(i)]) q[m + i] = u[i] - target[i];
+  };
+  const auto solve = [&](const char* what) {
+    workspace.solve(s, q, r);
+    ++out.lcps;
+    if (r.status == internal::LcpStatus::kSolved) return true;
+    lcp_failed = true;
+    result.status = Status::kLcpFailed;
+    result.message = std::string(what) + " " + std::to_string(steps) + ": " + r.message;
+    return false;
+  };
+
+  while (true) {
+    const bool release = mark_releases();
+    if (!release && !sp.colliding(u, tolerance)) break;
     if (steps >= parameters_.max_steps) break;
     for (int i = 0; i < m; ++i) {
       double unit;
@@ -294,22 +354,114 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
       // impulse: cap 0 forces λ_n,i = 0 and, by (33), λ_D,i = 0.
       q[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : s.step * unit;
     }
-    q.segment(m, rows) = u;
-    workspace.solve(s, q, r);
-    ++out.lcps;
-    if (r.status != internal::LcpStatus::kSolved) {
-      lcp_failed = true;
-      result.status = Status::kLcpFailed;
-      result.message = "increment " + std::to_string(steps) + ": " + r.message;
-      break;
+    set_velocity_rows();
+    if (!solve("increment")) break;
+    if (release) {
+      // Correct the targets of uncapped releasing contacts whose work missed
+      // their budget (header, "Restitution").
+      // Per contact the targets whose work fell short (low) and went over
+      // (high) bracket the one that spends the budget; a proposal outside
+      // the bracket is replaced by its midpoint (the work is not smooth in
+      // the target where the slip mode changes). The last solve in which no
+      // contact went over is kept, and restored if the corrections end over.
+      const auto correct = [&]() {
+        low.setZero(m);
+        high.setConstant(m, std::numeric_limits<double>::infinity());
+        bool have_under = false;
+        for (int correction = 0; correction <= kReleaseCorrections; ++correction) {
+          u_next = u + sp.wbar * r.z.segment(m, rows);
+          bool changed = false, over = false;
+          for (int i = 0; i < m; ++i) {
+            if (!releases[static_cast<size_t>(i)]) continue;
+            const double impulse = r.z[m + i];
+            const double work = 0.5 * (u[i] + u_next[i]) * impulse;
+            if (!(work > 0.0) || std::abs(work - budget[i]) <= s.spent_budget) continue;
+            if (work > budget[i]) {
+              over = true;
+              high[i] = std::min(high[i], target[i]);
+            } else {
+              low[i] = std::max(low[i], target[i]);
+              // Short of the budget at the cap: the rest comes later.
+              if (impulse >= q[i] * (1.0 - 1e-12)) continue;
+            }
+            if (correction == kReleaseCorrections) continue;
+            // Exact while the slip mode holds: work ∝ t² − u², u = max(u_n,i, 0).
+            // The ratio is clamped to [1/4, 4]: a push that released almost
+            // nothing would otherwise send the target far from the data's scale.
+            const double base = std::max(u[i], 0.0);
+            const double ratio = std::clamp(budget[i] / work, 0.25, 4.0);
+            double next = std::sqrt(std::max(base * base + (target[i] * target[i] - base * base) * ratio, base * base));
+            if (!(next > low[i] && next < high[i]) && std::isfinite(high[i])) next = 0.5 * (low[i] + high[i]);
+            target[i] = next;
+            changed = true;
+          }
+          if (!over) {
+            kept = r.z;
+            have_under = true;
+          }
+          if (!changed) break;
+          set_velocity_rows();
+          if (!solve("release correction")) return false;
+        }
+        // Ended over the budget somewhere: back to the last solve that was not.
+        u_next = u + sp.wbar * r.z.segment(m, rows);
+        for (int i = 0; i < m && have_under; ++i) {
+          if (!releases[static_cast<size_t>(i)]) continue;
+          const double work = 0.5 * (u[i] + u_next[i]) * r.z[m + i];
+          if (work > budget[i] + s.spent_budget) {
+            r.z = kept;
+            break;
+          }
+        }
+        return true;
+      };
+      // Energy guard: an increment may not lift E above v⁻'s (it can, by
+      // the straight path's work split, when a slip reverses inside a large
+      // increment). Smaller increments first — the caps halved, the rates
+      // kept — then, if that does not do, the budgets dropped: a plain
+      // (dissipative) Routh increment.
+      const auto gains = [&]() {
+        const Eigen::VectorXd after = total + r.z.segment(m, rows);
+        u_next = u + sp.wbar * r.z.segment(m, rows);
+        return 0.5 * after.dot(sp.u0 + u_next) > 0.5 * s.scales.energy;
+      };
+      if (!correct()) break;
+      for (int halving = 0; halving < kGuardHalvings && gains(); ++halving) {
+        q.head(m) *= 0.5;
+        mark_releases();
+        set_velocity_rows();
+        if (!solve("smaller increment") || !correct()) break;
+      }
+      if (lcp_failed) break;
+      if (gains()) {
+        ++dropped;
+        budget.setZero();
+        std::fill(releases.begin(), releases.end(), 0);
+        set_velocity_rows();
+        if (!solve("increment without restitution")) break;
+      }
     }
     const auto lambda = r.z.segment(m, rows);
+    u_next = u;  // u before the increment, for the work
     u += sp.wbar * lambda;
+    for (int i = 0; i < m; ++i) {
+      const double work = 0.5 * (u_next[i] + u[i]) * lambda[i];
+      if (work < 0.0) {
+        out.compression_work[i] -= work;
+        budget[i] -= s.restitution[i] * s.restitution[i] * work;
+      } else {
+        out.restitution_work[i] += work;
+        budget[i] -= work;
+      }
+    }
     total += lambda;
     ++steps;
     if (parameters_.record_trajectory)
       out.trajectory.push_back(s.problem.velocity + sp.y * total);
   }
+  if (dropped > 0)
+    result.message += (result.message.empty() ? "" : "; ") + std::to_string(dropped) +
+                      " increment(s) would have gained energy and dropped the restitution budgets";
 
   // Algorithm 2 line 5: one more increment with every cap ε/(3ψ).
   if (final_cap > 0.0 && !lcp_failed && sp.colliding(u, parameters_.separation_tolerance)) {
@@ -336,7 +488,8 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
     if (!lcp_failed) {
       result.status = Status::kStepLimitReached;
       result.message = "Algorithm 1 used its " + std::to_string(parameters_.max_steps) +
-                       " increments without ending the impact";
+                       " increments without ending the impact" +
+                       (result.message.empty() ? "" : "; " + result.message);
     }
     if (parameters_.finish_with_anitescu_potra) {
       Eigen::VectorXd lambda;
@@ -395,6 +548,8 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
     // No physical outcome: the input velocity, zero impulses.
     total.setZero();
     sp.fill_outcome(s.problem, total, out);
+    out.compression_work.setZero(m);
+    out.restitution_work.setZero(m);
     out.terminated = false;
     out.finished_by_fallback = false;
   }
