@@ -120,8 +120,8 @@ TEST_P(AdaptersAgree, OnASphereStrikingTheGroundAtAnAngle) {
   ASSERT_EQ(rigid.contacts.size(), 1u) << "the rigid adapter resolved no impact";
   ASSERT_EQ(multibody.contacts.size(), 1u) << "the multibody adapter resolved no impact";
   EXPECT_EQ(rigid.law, multibody.law);
-  // Law auto: the propagative law when elastic, Routh when plastic, the
-  // blend in between (impact_solver.h, "Laws").
+  // Law auto: the propagative law when elastic, Routh when plastic, Routh
+  // with Stronge's restitution in between (impact_solver.h, "Laws").
   if (GetParam().law == ImpactLaw::kAuto) {
     const double r = GetParam().restitution;
     EXPECT_EQ(multibody.law, r == 1.0   ? simpact::bullet::AppliedLaw::kPropagative
@@ -140,8 +140,7 @@ TEST_P(AdaptersAgree, OnASphereStrikingTheGroundAtAnAngle) {
   if (rigid.law == simpact::bullet::AppliedLaw::kRouth ||
       rigid.law == simpact::bullet::AppliedLaw::kRouthRestitution) {
     // Sliding at (1.5, 0.5) m/s plus spin: friction acts, on the tangent
-    // plane (the blend keeps (1 − R) of the Routh friction, while its normal
-    // impulse takes R of the larger elastic one: 0.05 of it at least).
+    // plane (0.05 of the normal impulse at least).
     EXPECT_GT(double(a.friction_impulse.length()), 0.05 * scale);
     EXPECT_NEAR(double(b.friction_impulse.dot(b.normal)), 0.0, kAgreement * scale);
   }
@@ -164,7 +163,8 @@ INSTANTIATE_TEST_SUITE_P(SharedLaws, AdaptersAgree,
                                            LawCase{ImpactLaw::kRouth, 1.0},
                                            LawCase{ImpactLaw::kAuto, 1.0},
                                            LawCase{ImpactLaw::kAuto, 0.5},
-                                           LawCase{ImpactLaw::kAuto, 0.0}),
+                                           LawCase{ImpactLaw::kAuto, 0.0},
+                                           LawCase{ImpactLaw::kRouthRestitution, 0.7}),
                          [](const ::testing::TestParamInfo<LawCase>& param_info) {
                            return std::string(simpact::bullet::to_string(param_info.param.law)) + "_R" +
                                   std::to_string(int(param_info.param.restitution * 10));

@@ -58,13 +58,26 @@ TEST(ClusterPlan, AutoPicksByFrictionAndRestitution) {
   EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.5, 0.0}}).law, PlannedLaw::kPropagative);  // frictionless
   EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 1.0, 0.3}}).law, PlannedLaw::kPropagative);  // elastic
   EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.0, 0.3}}).law, PlannedLaw::kRouth);        // plastic
-  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.4, 0.3}}).law, PlannedLaw::kBlend);
+  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.4, 0.3}}).law, PlannedLaw::kRouthRestitution);
   EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.4, 0.3}}).applied(), simpact::bullet::AppliedLaw::kRouthRestitution);
+  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.4, 0.3}}).routh_restitution(), 0.4);
+  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.0, 0.3}}).routh_restitution(), 0.0);
   // Plastic and frictionless: the base solver's unless resolve_plastic_impacts.
   EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.0, 0.0}}).law, PlannedLaw::kNone);
   EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.0, 0.0}}, 8, true).law, PlannedLaw::kPropagative);
   // Restitution above 1 (a host's combiner) is clamped.
   EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 1.5, 0.3}}).restitution, 1.0);
+}
+
+TEST(ClusterPlan, RouthRestitutionTakesEveryImpactClusterWithItsRestitution) {
+  const internal::ClusterPlan frictional = Plan(ImpactLaw::kRouthRestitution, {{-1.0, 0.4, 0.3}});
+  EXPECT_EQ(frictional.law, PlannedLaw::kRouthRestitution);
+  EXPECT_EQ(frictional.routh_restitution(), 0.4);
+  EXPECT_TRUE(frictional.routh());
+  EXPECT_EQ(Plan(ImpactLaw::kRouthRestitution, {{-1.0, 0.4, 0.0}}).law, PlannedLaw::kRouthRestitution);
+  EXPECT_EQ(Plan(ImpactLaw::kRouthRestitution, {{-1.0, 1.0, 0.3}}).routh_restitution(), 1.0);
+  // Law routh stays inelastic whatever the cluster's restitution.
+  EXPECT_EQ(Plan(ImpactLaw::kRouth, {{-1.0, 0.4, 0.3}}).routh_restitution(), 0.0);
 }
 
 TEST(ClusterPlan, TheRouthCapLeavesOversizedClustersToTheBaseOrThePropagativeLaw) {

@@ -286,12 +286,14 @@ TEST(CliScene, RouthLawMakesAnObliqueBallRoll) {
   EXPECT_EQ(scene_ok(propagative)["routh_impacts"], 0);
 }
 
-TEST(CliScene, AutoLawBlendsForBouncingFrictionalContacts) {
-  // R = 0.5: auto gives half the Routh friction (spin −5/7 · ½ / 0.1) and
-  // Newton's rebound; the frictionless propagative law leaves the spin at 0.
+TEST(CliScene, AutoLawUsesStrongesRestitutionForBouncingFrictionalContacts) {
+  // R = 0.5: auto is Routh with Stronge's restitution: the ball's slip stops
+  // in compression, so it leaves rolling as under Routh (spin −5/7 / 0.1),
+  // with Newton's rebound (a sphere's contact is collinear); the
+  // frictionless propagative law leaves the spin at 0.
   const Json automatic = scene_ok(oblique_sphere("auto", 0.5));
-  EXPECT_NEAR(automatic["bodies"][1]["angular_velocity"][2].get<double>(), -0.5 * 5.0 / 7.0 / 0.1,
-              kExact / 0.1);
+  EXPECT_NEAR(automatic["bodies"][1]["angular_velocity"][2].get<double>(), -5.0 / 7.0 / 0.1, kExact / 0.1);
+  EXPECT_EQ(scene_ok(oblique_sphere("routh_restitution", 0.5))["bodies"][1], automatic["bodies"][1]);
   EXPECT_NEAR(automatic["bodies"][1]["velocity"][1].get<double>(), 1.0, kExact);
   EXPECT_EQ(automatic["routh_impacts"], 1);
   const Json propagative = scene_ok(oblique_sphere("propagative", 0.5));
@@ -401,7 +403,7 @@ TEST(CliScene, MalformedScenesExit2NamingTheKey) {
        R"("law" must be one of)"},
       {"routh settings for the propagative law",
        [](Json& s) { s["simpact"] = {{"routh", {{"max_steps", 5}}}}; },
-       R"("routh" configures law "routh" or "auto" only)"},
+       R"("routh" configures laws "routh", "routh_restitution" or "auto" only)"},
       {"routh not an object", [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", 3}}; },
        R"("routh")"},
       {"unknown routh key",
@@ -725,7 +727,7 @@ TEST(CliScene, MalformedMultibodyScenesExit2NamingTheProblem) {
        [](Json& s) { s["multibodies"][0]["links"][0]["joint_velocity"] = "fast"; },
        R"("links" entry 0: "joint_velocity" is not a number)"},
       {"unknown law", [](Json& s) { s["simpact"] = {{"law", "blend"}}; },
-       R"("law" must be one of: propagative, routh, auto)"},
+       R"("law" must be one of: propagative, routh, routh_restitution, auto)"},
       {"simpact base", [](Json& s) { s["simpact"] = {{"base", "stock_si"}}; },
        R"("base" is not supported in a scene with "multibodies")"},
       {"zero routh max_contacts",

@@ -105,9 +105,9 @@ static_assert(bullet::RouthSettings{}.max_contacts == 8 && bullet::RouthSettings
                   bullet::RouthSettings{}.cone_directions == 4,
               "update the routh defaults in kSceneHelp");
 
-constexpr std::array<bullet::ImpactLaw, 5> kLaws = {
-    bullet::ImpactLaw::kPropagative, bullet::ImpactLaw::kRouth,       bullet::ImpactLaw::kAuto,
-    bullet::ImpactLaw::kVariational, bullet::ImpactLaw::kPasquero,
+constexpr std::array<bullet::ImpactLaw, 6> kLaws = {
+    bullet::ImpactLaw::kPropagative, bullet::ImpactLaw::kRouth,    bullet::ImpactLaw::kRouthRestitution,
+    bullet::ImpactLaw::kAuto,        bullet::ImpactLaw::kVariational, bullet::ImpactLaw::kPasquero,
 };
 
 const Extent kThree{3, "x, y, z"};
@@ -236,7 +236,7 @@ void read_simpact_config(const Json& object, bullet::ImpactSettings& config) {
   if (object.contains("law")) config.law = read_law(object);
   if (object.contains("routh")) {
     if (config.law == bullet::ImpactLaw::kPropagative) {
-      throw InputError(quote("routh") + " configures law \"routh\" or \"auto\" only (law is " +
+      throw InputError(quote("routh") + " configures laws \"routh\", \"routh_restitution\" or \"auto\" only (law is " +
                        quote(bullet::to_string(config.law)) + ")");
     }
     read_routh(object["routh"], config.routh);

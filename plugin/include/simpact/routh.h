@@ -90,7 +90,7 @@
 // 1990), as Mirtich combined them for one contact (B. Mirtich,
 // "Impulse-based dynamic simulation of rigid body systems", PhD thesis, UC
 // Berkeley, 1996), resolved at arbitrary relative rates like the
-// compression. The derivation is in docs/routh.md, "Restitution".
+// compression. The derivation is in docs/routh_restitution.md.
 //   Work. dE = u·dλ̄ along any impulse path, so the normal work of contact i,
 //   W_i = ∫ u_n,i dλ_n,i, splits the kinetic energy change exactly with the
 //   friction work. On an increment the law takes the straight path from u to

@@ -27,7 +27,7 @@ AppliedLaw ClusterPlan::applied() const {
   switch (law) {
     case PlannedLaw::kPropagative: return AppliedLaw::kPropagative;
     case PlannedLaw::kRouth: return AppliedLaw::kRouth;
-    case PlannedLaw::kBlend: return AppliedLaw::kRouthRestitution;
+    case PlannedLaw::kRouthRestitution: return AppliedLaw::kRouthRestitution;
     case PlannedLaw::kVariational: return AppliedLaw::kVariational;
     case PlannedLaw::kPasquero: return AppliedLaw::kPasquero;
     case PlannedLaw::kNone:
@@ -57,12 +57,15 @@ void decide_law(const ImpactSettings& settings, int contacts, ClusterPlan& plan)
     case ImpactLaw::kRouth:
       plan.law = PlannedLaw::kRouth;
       break;
+    case ImpactLaw::kRouthRestitution:
+      plan.law = PlannedLaw::kRouthRestitution;
+      break;
     case ImpactLaw::kAuto:
       if (!plan.frictional || plan.restitution == 1.0) {
         plan.law = propagative;
         return;
       }
-      plan.law = plan.restitution == 0.0 ? PlannedLaw::kRouth : PlannedLaw::kBlend;
+      plan.law = plan.restitution == 0.0 ? PlannedLaw::kRouth : PlannedLaw::kRouthRestitution;
       break;
   }
   if (contacts > settings.routh.max_contacts) {
@@ -125,6 +128,17 @@ const ImpactResult& solve_propagative(const LawRows& rows, double restitution, c
   return result;
 }
 
+// The Routh sampler's problem for a cluster: the rows, friction and, for
+// kRouthRestitution, Stronge's e = R on every contact.
+FrictionalProblem routh_problem(const LawRows& rows, const ClusterPlan& plan, const ImpactSettings& settings) {
+  FrictionalProblem problem =
+      frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.admissible, rows.friction, rows.offsets,
+                         rows.tangent_offsets, settings.routh.cone_directions);
+  if (plan.routh_restitution() > 0.0)
+    problem.restitution = Eigen::VectorXd::Constant(rows.contacts(), plan.routh_restitution());
+  return problem;
+}
+
 }  // namespace
 
 bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSettings& settings,
@@ -184,10 +198,7 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
     return true;
   }
   report.sample_seed = inputs.routh_seed;
-  const RouthSampler sampler(frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.admissible,
-                                                rows.friction, rows.offsets, rows.tangent_offsets,
-                                                settings.routh.cone_directions),
-                             routh_parameters(settings.routh, inputs.routh_seed));
+  const RouthSampler sampler(routh_problem(rows, plan, settings), routh_parameters(settings.routh, inputs.routh_seed));
   report.step = sampler.step();
   const FrictionalResult sample = sampler.sample(0);
   report.status = sample.status;
@@ -208,32 +219,15 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
     ++stats.fallbacks;
     return false;
   }
-  // Auto's blend for frictional 0 < R < 1 (impact_solver.h, "Laws").
-  const double alpha = plan.law == PlannedLaw::kBlend ? plan.restitution : 0.0;
   velocity = outcome.velocity;
-  const ImpactResult* elastic = nullptr;
-  if (alpha > 0.0) {
-    elastic = &solve_propagative(rows, 1.0, settings, inputs, state, nullptr);
-    stats.reflections += elastic->reflections;
-    if (elastic->status != Status::kSuccess) {
-      ++stats.fallbacks;
-      report.status = elastic->status;
-      add_message(report, std::string("elastic part of the blend: ") + elastic->message);
-      return false;
-    }
-    velocity = alpha * elastic->outcomes.at(0).velocity + (1.0 - alpha) * outcome.velocity;
-    report.sequence = elastic->outcomes[0].sequence;
-  }
   for (int r = 0; r < m; ++r) {
     const size_t rr = static_cast<size_t>(r);
     ImpactReport::Contact& contact = report.contacts[rr];
-    contact.impulse = (1.0 - alpha) * outcome.normal_impulses[r] +
-                      (elastic != nullptr ? alpha * elastic->outcomes[0].impulses[r] : 0.0);
+    contact.impulse = outcome.normal_impulses[r];
     contact.tangent1 = to_bullet(rows.t1[rr]);
     contact.tangent2 = to_bullet(rows.t2[rr]);
-    contact.friction_impulse =
-        to_bullet((1.0 - alpha) * (outcome.tangential_impulses[2 * r] * rows.t1[rr] +
-                                   outcome.tangential_impulses[2 * r + 1] * rows.t2[rr]));
+    contact.friction_impulse = to_bullet(outcome.tangential_impulses[2 * r] * rows.t1[rr] +
+                                         outcome.tangential_impulses[2 * r + 1] * rows.t2[rr]);
   }
   return true;
 }
@@ -278,16 +272,13 @@ PredictedSet predict_set(const LawRows& rows, bool finite, const ClusterPlan& pl
     out.message = "non-finite body state: not sampled";
     return out;
   }
-  const RouthSampler sampler(frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.admissible,
-                                                rows.friction, rows.offsets, rows.tangent_offsets,
-                                                settings.routh.cone_directions),
-                             routh_parameters(settings.routh, seed));
+  const RouthSampler sampler(routh_problem(rows, plan, settings), routh_parameters(settings.routh, seed));
   out.set = sampler.approximate(set);
   out.sampled = true;
   out.message = out.set.message;
   // The step's fallback rule ("Failures"): law routh applies sample 0, and
   // a sample that does not succeed hands the cluster to the base solver.
-  if (plan.law == PlannedLaw::kRouth) {
+  if (plan.routh()) {
     const FrictionalResult sample0 = sampler.sample(0);
     if (sample0.status != Status::kSuccess) {
       out.base_solver = true;

@@ -44,10 +44,10 @@ namespace simpact::bullet::internal {
 /// The law a cluster is planned for (impact_solver.h, "Laws" and "Cluster
 /// cap"): none (not an impact, or a plastic impact left to the base solver
 /// by ImpactSettings::resolve_plastic_impacts), the propagative law, one
-/// Routh sample, auto's blend of Routh and the elastic propagative outcome
-/// (frictional 0 < R < 1), or the base solver (a Routh law due on a
-/// cluster over RouthSettings::max_contacts, reported).
-enum class PlannedLaw { kNone, kPropagative, kRouth, kBlend, kBaseSolver, kVariational, kPasquero };
+/// Routh sample (inelastic, or with Stronge's restitution R), or the base
+/// solver (a Routh law due on a cluster over RouthSettings::max_contacts,
+/// reported).
+enum class PlannedLaw { kNone, kPropagative, kRouth, kRouthRestitution, kBaseSolver, kVariational, kPasquero };
 
 /// Whether a cluster is an impact, and what resolves it.
 struct ClusterPlan {
@@ -64,8 +64,11 @@ struct ClusterPlan {
   /// (null for a synthetic point): note_strike with point_restitution; μ > 0
   /// makes the cluster frictional.
   void add(double u, const btManifoldPoint& point, const btPersistentManifold* manifold);
-  /// Whether the law needs the tangent rows (kRouth, kBlend).
-  bool routh() const { return law == PlannedLaw::kRouth || law == PlannedLaw::kBlend; }
+  /// Whether the law needs the tangent rows (kRouth, kRouthRestitution).
+  bool routh() const { return law == PlannedLaw::kRouth || law == PlannedLaw::kRouthRestitution; }
+  /// The e the Routh sample gets on every contact: R for
+  /// kRouthRestitution, 0 (inelastic) for kRouth.
+  double routh_restitution() const { return law == PlannedLaw::kRouthRestitution ? restitution : 0.0; }
   /// The law as a report names it (kNone reads as kBaseSolver).
   AppliedLaw applied() const;
 };
@@ -122,15 +125,16 @@ struct LawInputs {
 };
 
 /// Resolves the cluster planned `plan` on `rows`: the propagative law
-/// (restitution plan.restitution), one Routh sample, or auto's blend
-/// α v⁺_elastic + (1 − α) v⁺_Routh with α = R. On success writes v⁺_a, the
+/// (restitution plan.restitution) or one Routh sample (with Stronge's
+/// restitution plan.routh_restitution() on every contact). On success writes v⁺_a, the
 /// law's outcome in the coordinates of `rows.admissible`, to `velocity`
 /// and returns true. Either way fills the report's law fields (status,
 /// message, sequence, impulses and, for Routh laws, the contacts' tangent
 /// frames and friction impulses; lcps, terminated, finished_by_fallback,
 /// step, sample_seed, indeterminacy) and counts ImpactStats::reflections,
 /// routh_impacts, routh_lcps and, when the law's status is not kSuccess,
-/// fallbacks. Preconditions: plan.law is kPropagative, kRouth or kBlend;
+/// fallbacks. Preconditions: plan.law is kPropagative, kRouth, kRouthRestitution,
+/// kVariational or kPasquero;
 /// report.contacts holds rows.contacts() entries, in row order; rows are
 /// finite. May throw (the caller's cluster catch turns it into a fallback).
 bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSettings& settings,
@@ -151,8 +155,9 @@ std::vector<btPersistentManifold*> responding_manifolds(btDispatcher& dispatcher
 /// One cluster's predicted outcome set: RouthSampler::approximate(`set`)
 /// on `rows` (with the Routh tangent rows) and `seed`, unless the cluster
 /// has more than RouthSettings::max_contacts contacts or its rows are not
-/// `finite` (then not sampled, and `message` says why). `base_solver`: the
-/// planned law is kRouth and sample 0 does not succeed, so the step hands
+/// `finite` (then not sampled, and `message` says why); with Stronge's
+/// restitution plan.routh_restitution(). `base_solver`: the planned law is
+/// a Routh law and sample 0 does not succeed, so the step hands
 /// the cluster to the base solver (its "Failures" rule).
 struct PredictedSet {
   bool sampled = false;

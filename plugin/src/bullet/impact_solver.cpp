@@ -31,12 +31,13 @@ namespace simpact::bullet {
 
 namespace {
 
-constexpr std::array<std::pair<ImpactLaw, const char*>, 5> kLawNames = {{
+constexpr std::array<std::pair<ImpactLaw, const char*>, 6> kLawNames = {{
     {ImpactLaw::kPropagative, "propagative"},
     {ImpactLaw::kRouth, "routh"},
     {ImpactLaw::kAuto, "auto"},
     {ImpactLaw::kVariational, "variational"},
     {ImpactLaw::kPasquero, "pasquero"},
+    {ImpactLaw::kRouthRestitution, "routh_restitution"},
 }};
 
 // ImpactReport::law values.
@@ -117,7 +118,7 @@ ImpactLaw parse_impact_law(const std::string& name) {
   for (const auto& [value, law_name] : kLawNames)
     if (name == law_name) return value;
   throw std::invalid_argument("unknown impact law \"" + name +
-                              "\" (expected propagative, routh, auto, variational or pasquero)");
+                              "\" (expected propagative, routh, auto, variational, pasquero or routh_restitution)");
 }
 
 void validate(const ImpactSolverConfig& config) { validate(static_cast<const ImpactSettings&>(config)); }
@@ -297,7 +298,7 @@ Impl::Point manifold_point(btPersistentManifold* manifold, int c, double u) {
 // threshold with a law that resolves it (`rule`), velocities read from
 // `source`. Writes nothing to Bullet.
 struct StrikeRule {
-  bool plastic = false;     // R = 0 contacts strike (resolve_plastic_impacts, law routh)
+  bool plastic = false;     // R = 0 contacts strike (resolve_plastic_impacts, laws routh, routh_restitution)
   bool frictional = false;  // R = 0 contacts with μ > 0 strike (law auto)
 };
 
@@ -1179,7 +1180,8 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
   // plastic contacts left to the base solver); they skip clustering, which
   // keeps simpact's overhead to this loop.
   StrikeRule rule;
-  rule.plastic = config_.resolve_plastic_impacts || config_.law == ImpactLaw::kRouth;
+  rule.plastic = config_.resolve_plastic_impacts || config_.law == ImpactLaw::kRouth ||
+                 config_.law == ImpactLaw::kRouthRestitution;
   rule.frictional = config_.law == ImpactLaw::kAuto;
   s.all_failed = false;
   try {

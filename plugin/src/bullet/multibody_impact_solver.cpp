@@ -1081,7 +1081,9 @@ void batch_failed(const MultiBodyImpactSolverConfig& config, MultiBodyImpactStat
   try {
     MultiBodyImpactReport report;
     report.fallback_to_base = true;
-    report.attempted_law = config.law == ImpactLaw::kRouth ? AppliedLaw::kRouth : AppliedLaw::kPropagative;
+    report.attempted_law = config.law == ImpactLaw::kRouth              ? AppliedLaw::kRouth
+                           : config.law == ImpactLaw::kRouthRestitution ? AppliedLaw::kRouthRestitution
+                                                                        : AppliedLaw::kPropagative;
     report.law = AppliedLaw::kBaseSolver;
     report.status = Status::kInfeasible;
     report.message = std::string("impact phase failed for the batch (") + what +

@@ -51,16 +51,18 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
     impact_threshold   [m/s] >= 0                     (default automatic)
     touch_tolerance    [m] >= 0                             (default 1e-3)
     max_reflections    integer in [0, 10000000]; 0 = automatic cap
-    law                propagative | routh | auto | variational |
-                       pasquero                    (default propagative)
+    law                propagative | routh | routh_restitution | auto |
+                       variational | pasquero      (default propagative)
                        routh: Routh sampling, frictional and inelastic, one
-                       sample per impact from seed; auto: frictionless or
-                       elastic clusters propagative, frictional plastic
-                       ones routh, frictional 0 < R < 1 the blend
-                       R * elastic + (1 - R) * routh; variational,
+                       sample per impact from seed; routh_restitution: the
+                       same with Stronge's energetic restitution R;
+                       auto: frictionless or elastic clusters propagative,
+                       frictional plastic ones routh, frictional
+                       0 < R < 1 routh_restitution; variational,
                        pasquero: those elastic laws on clusters with R = 1,
                        the others as propagative (impact_solver.h)
-    routh              law routh or auto only; object with the optional keys
+    routh              laws routh, routh_restitution or auto only; object
+                       with the optional keys
       step             impulse cap scale [N s] >= 0      (default 0 = automatic)
       max_steps        integer in [1, 10000], LCPs per sample before the
                        fallback                                      (100)

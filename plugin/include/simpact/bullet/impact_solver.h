@@ -67,10 +67,13 @@
 //   [t, r_A × t] / [−t, −(r_B × t)] with t1 along the mid-step slip when it
 //   exceeds kSlipFrameTolerance × the largest approach speed, else
 //   btPlaneSpace1's frame; t2 = n × t1.
+// routh_restitution: one Routh sample per impact with Stronge's energetic
+//   coefficient e = R on every contact of the cluster (routh.h,
+//   "Restitution"; Halm & Posa's extension via Stronge 1990 and Mirtich
+//   1996): frictional, partially elastic, never gains energy; R = 0 is
+//   routh, bitwise. Rows as for routh.
 // auto: frictionless or R = 1 clusters propagative; frictional R = 0 routh;
-//   frictional 0 < R < 1 the blend v⁺ = R v_e⁺ + (1 − R) v_r⁺ (elastic
-//   propagative and Routh outcomes; Seghete & Murphey 2014, eq. (17), with
-//   the frictional plastic outcome), reported as kRouthRestitution.
+//   frictional 0 < R < 1 routh_restitution (reported kRouthRestitution).
 // variational, pasquero: the elastic laws of variational.h (Seghete &
 //   Murphey 2010's projection onto the hull of every sequence's outcome)
 //   and pasquero.h (Pasquero's frame-independent law) on clusters with
@@ -132,9 +135,13 @@ enum class ImpactLaw {
   /// Pasquero's frame-independent law (pasquero.h) on elastic clusters
   /// (R = 1); other clusters as kPropagative.
   kPasquero,
+  /// Routh sampling with Stronge's energetic restitution R (routh.h,
+  /// "Restitution"): frictional, one sample per impact, every cluster.
+  kRouthRestitution,
 };
 
-/// "propagative", "routh", "auto", "variational", "pasquero".
+/// "propagative", "routh", "auto", "variational", "pasquero",
+/// "routh_restitution".
 const char* to_string(ImpactLaw law);
 
 /// The law a report says was applied to a cluster (ImpactReport::law,
@@ -142,7 +149,7 @@ const char* to_string(ImpactLaw law);
 enum class AppliedLaw {
   kPropagative,       ///< Seghete & Murphey's propagative law
   kRouth,             ///< one Routh sample (Halm & Posa)
-  kRouthRestitution,  ///< auto's blend for frictional 0 < R < 1 (see "Laws")
+  kRouthRestitution,  ///< Routh with Stronge's restitution (see "Laws")
   kVariational,       ///< Seghete & Murphey 2010's variational projection
   kPasquero,          ///< Pasquero's frame-independent law
   kBaseSolver,        ///< left to the base solver (cap or fallback; see the report)
@@ -199,7 +206,7 @@ struct ImpactReport {
   };
   std::vector<Contact> contacts;
   /// The law applied to this cluster: kPropagative, kRouth,
-  /// kRouthRestitution (auto's blend for frictional 0 < R < 1) or
+  /// kRouthRestitution (Routh with Stronge's restitution) or
   /// kBaseSolver (a Routh cluster over RouthSettings::max_contacts, left to
   /// the base solver with restitution off; or a failed cluster, see
   /// `fallback_to_base`; `message` says why; its contacts carry the approach
@@ -393,7 +400,7 @@ inline constexpr double kMinimumImpactThreshold = 1e-6;
 /// MultiBodyImpactSolver); a counter an adapter has no occasion for stays 0.
 struct ImpactStats {
   std::int64_t solve_calls = 0;       ///< solveGroup / solveMultiBodyGroup calls
-  /// Impact clusters handed to a law (propagative, routh or their blend)
+  /// Impact clusters handed to a law (propagative, routh, routh_restitution)
   /// after every check on their input passed, whether the law then
   /// succeeded or not; not the oversized Routh clusters (routh_oversized),
   /// nor plastic clusters the propagative law leaves to the base solver,
@@ -416,7 +423,7 @@ struct ImpactStats {
   /// inverse mass below kInertContactTolerance of its free value, see
   /// stage 3).
   std::int64_t inert_contacts = 0;
-  std::int64_t routh_impacts = 0;     ///< clusters resolved with a Routh sample (routh, blend)
+  std::int64_t routh_impacts = 0;     ///< clusters resolved with a Routh sample (routh, routh_restitution)
   std::int64_t routh_lcps = 0;        ///< LCPs those samples took
   /// Rigid adapter: Routh clusters over RouthSettings::max_contacts.
   std::int64_t routh_oversized = 0;
