@@ -60,7 +60,7 @@ TEST(ClusterPlan, AutoPicksByFrictionAndRestitution) {
   EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.0, 0.3}}).law, PlannedLaw::kRouth);        // plastic
   EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.4, 0.3}}).law, PlannedLaw::kRouthRestitution);
   EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.4, 0.3}}).applied(), simpact::bullet::AppliedLaw::kRouthRestitution);
-  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.4, 0.3}}).routh_restitution(), 0.4);
+  EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.4, 0.3}}).routh_restitution(), double(btScalar(0.4)));  // stored in btScalar
   EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.0, 0.3}}).routh_restitution(), 0.0);
   // Plastic and frictionless: the base solver's unless resolve_plastic_impacts.
   EXPECT_EQ(Plan(ImpactLaw::kAuto, {{-1.0, 0.0, 0.0}}).law, PlannedLaw::kNone);
@@ -72,7 +72,7 @@ TEST(ClusterPlan, AutoPicksByFrictionAndRestitution) {
 TEST(ClusterPlan, RouthRestitutionTakesEveryImpactClusterWithItsRestitution) {
   const internal::ClusterPlan frictional = Plan(ImpactLaw::kRouthRestitution, {{-1.0, 0.4, 0.3}});
   EXPECT_EQ(frictional.law, PlannedLaw::kRouthRestitution);
-  EXPECT_EQ(frictional.routh_restitution(), 0.4);
+  EXPECT_EQ(frictional.routh_restitution(), double(btScalar(0.4)));
   EXPECT_TRUE(frictional.routh());
   EXPECT_EQ(Plan(ImpactLaw::kRouthRestitution, {{-1.0, 0.4, 0.0}}).law, PlannedLaw::kRouthRestitution);
   EXPECT_EQ(Plan(ImpactLaw::kRouthRestitution, {{-1.0, 1.0, 0.3}}).routh_restitution(), 1.0);
