@@ -30,6 +30,9 @@
 //                (default validate_cube_toss.svg)
 //   --markdown   also print the README's tables
 //   --quick      8 tosses, a 3 × 3 grid, K = 4 (ctest smoke run)
+//   --substeps N Bullet steps per frame (default 1, as issue #14 measured)
+//   --central-differences  initial velocities from the poses (ReplayOptions)
+//   --box-board  the board as a static box, not a plane (ReplayOptions)
 // Exit status 0 when every replay ran, 1 on an error (message on stderr).
 #include "cube_toss/cube_toss.h"
 
@@ -69,6 +72,7 @@ struct Options {
   std::string data = SIMPACT_CUBE_TOSS_DIR;
   int substeps = 1;
   bool central_differences = false;
+  bool box_board = false;
   int samples = 16;
   int threads = 0;
   std::string svg = "validate_cube_toss.svg";
@@ -92,6 +96,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--quick") o.quick = true;
     else if (a == "--substeps") o.substeps = std::stoi(value());
     else if (a == "--central-differences") o.central_differences = true;
+    else if (a == "--box-board") o.box_board = true;
     else throw std::invalid_argument("unknown option " + a);
   }
   if (o.samples < 1) throw std::invalid_argument("--samples must be >= 1");
@@ -326,6 +331,7 @@ std::string plot(const std::vector<Evaluation>& evaluations) {
 int run(const Options& o) {
   replay_options.substeps = o.substeps;
   replay_options.central_differences = o.central_differences;
+  replay_options.box_board = o.box_board;
   const int threads = o.threads > 0 ? o.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::vector<Toss> all;
   int skipped = 0;

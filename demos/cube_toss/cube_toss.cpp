@@ -109,7 +109,8 @@ bool usable(const Toss& toss, int horizon) {
   return toss.impact >= kLeadFrames && toss.impact + horizon < static_cast<int>(toss.frames.size());
 }
 
-std::unique_ptr<worlds::BulletWorld> board_world(const Solver& solver, double board, std::uint64_t seed) {
+std::unique_ptr<worlds::BulletWorld> board_world(const Solver& solver, double board, std::uint64_t seed,
+                                                 bool box) {
   worlds::WorldOptions options;
   options.solver = solver.kind;
   options.simpact.law = solver.law;
@@ -120,7 +121,12 @@ std::unique_ptr<worlds::BulletWorld> board_world(const Solver& solver, double bo
   plane.mass = 0.0;
   plane.friction = 1.0;
   plane.restitution = 1.0;
-  world->add_plane(Eigen::Vector3d::UnitZ(), board, plane);
+  if (box) {
+    plane.position = Eigen::Vector3d(0.0, 0.0, board - kBoardHalfThickness);
+    world->add_box(Eigen::Vector3d(kBoardHalfSide, kBoardHalfSide, kBoardHalfThickness), plane);
+  } else {
+    world->add_plane(Eigen::Vector3d::UnitZ(), board, plane);
+  }
   return world;
 }
 
@@ -138,7 +144,7 @@ Replay replay(const Toss& toss, const Solver& solver, const Parameters& paramete
               std::uint64_t seed, const ReplayOptions& replay_options) {
   if (replay_options.substeps < 1) throw std::invalid_argument("substeps must be >= 1");
   if (!usable(toss, horizon)) throw std::invalid_argument(toss.name + " cannot be replayed that far");
-  const std::unique_ptr<worlds::BulletWorld> world = board_world(solver, toss.board, seed);
+  const std::unique_ptr<worlds::BulletWorld> world = board_world(solver, toss.board, seed, replay_options.box_board);
   Replay out;
   out.start = toss.impact - kLeadFrames;
   const Frame& first = toss.frames[static_cast<size_t>(out.start)];

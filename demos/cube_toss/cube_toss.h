@@ -111,12 +111,26 @@ struct ReplayOptions {
   /// the file's, which are backward differences through a 3-frame median
   /// filter and so lag by about half a frame (g·dt/2 = 0.033 m/s in v_z).
   bool central_differences = false;
+  /// The board as a static box instead of a plane. Bullet's box–plane
+  /// algorithm adds one contact point per step (the deepest corner; no
+  /// perturbation in the default configuration), so an edge or face landing
+  /// is seen one corner at a time; box–box contact reports the whole
+  /// face-to-face manifold (up to 4 points) in one step, which is what a
+  /// simultaneous-impact law needs to see.
+  bool box_board = false;
 };
 
+/// The board as a static box (ReplayOptions::box_board): 4 m square, 0.1 m
+/// thick, its top face at the board height.
+inline constexpr double kBoardHalfSide = 2.0;
+inline constexpr double kBoardHalfThickness = 0.05;
+
 /// The replay's world: `solver` (seeded with `seed`), gravity 9.81 down
-/// z, and a static plane at `board` with friction 1 and restitution 1, so
-/// that Bullet's product combiners give each contact the cube's own μ and e.
-std::unique_ptr<worlds::BulletWorld> board_world(const Solver& solver, double board, std::uint64_t seed = 0);
+/// z, and a static plane (or, with `box`, a static box) at `board` with
+/// friction 1 and restitution 1, so that Bullet's product combiners give
+/// each contact the cube's own μ and e.
+std::unique_ptr<worlds::BulletWorld> board_world(const Solver& solver, double board, std::uint64_t seed = 0,
+                                                 bool box = false);
 
 /// The cube as a body (L, m, I above; μ and e; never asleep), at rest at the
 /// origin: callers set its pose and velocities.

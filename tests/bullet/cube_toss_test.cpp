@@ -30,8 +30,8 @@ constexpr double kReplayTolerance = kDouble ? 1e-9 : 1e-4;
 // Tosses the cube onto a board at `board` with Bullet and records 148 Hz
 // frames (exact states, world-frame ω) until it has rested for a while.
 Toss synthetic_toss(const Solver& solver, const Parameters& p, double board, const Eigen::Vector3d& velocity,
-                    const Eigen::Vector3d& spin) {
-  const std::unique_ptr<worlds::BulletWorld> world = board_world(solver, board);
+                    const Eigen::Vector3d& spin, bool box_board = false) {
+  const std::unique_ptr<worlds::BulletWorld> world = board_world(solver, board, 0, box_board);
   worlds::BodyOptions cube = cube_body(p);
   cube.position = Eigen::Vector3d(0.0, 0.0, board + 0.15);
   cube.orientation = Eigen::Quaterniond(Eigen::AngleAxisd(0.4, Eigen::Vector3d(1.0, 0.5, 0.2).normalized()));
@@ -134,9 +134,12 @@ constexpr double kRestingSink = 0.003;
 
 TEST_P(CubeTossReplay, TheCubeComesToRestOnTheBoard) {
   const Solver solver = GetParam();
-  const Toss toss = synthetic_toss(solver, {0.25, 0.4}, -0.0015, {0.5, 0.1, -0.8}, {-3.0, 2.0, 1.0});
-  for (size_t k = toss.frames.size() - 50; k < toss.frames.size(); ++k)
-    ASSERT_GE(lowest_corner(toss.frames[k]) + 0.0015, -kRestingSink) << solver.name << ", frame " << k;
+  for (bool box : {false, true}) {
+    const Toss toss = synthetic_toss(solver, {0.25, 0.4}, -0.0015, {0.5, 0.1, -0.8}, {-3.0, 2.0, 1.0}, box);
+    for (size_t k = toss.frames.size() - 50; k < toss.frames.size(); ++k)
+      ASSERT_GE(lowest_corner(toss.frames[k]) + 0.0015, -kRestingSink)
+          << solver.name << (box ? ", box board" : ", plane") << ", frame " << k;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Solvers, CubeTossReplay, ::testing::ValuesIn(solvers()),
