@@ -258,7 +258,7 @@ INSTANTIATE_TEST_SUITE_P(
         cradle_with("FractionalReflectionCap", R"({"max_reflections": 2.5})",
                     R"("max_reflections" must be an integer in [0, 10000000] (got 2.5))"),
         cradle_with("RestitutionForPlastic", R"({"law": "plastic", "restitution": 0})",
-                    R"("restitution" applies only to law propagative, not "plastic")"),
+                    R"("restitution" applies only to laws propagative, routh, not "plastic")"),
         cradle_with("PolicyForPlastic", R"({"law": "plastic", "policy": "all"})",
                     R"("policy" applies only to law propagative, not "plastic")"),
         cradle_with("LawNotAString", R"({"law": 1})", R"("law" must be a string (got 1))"),

@@ -221,6 +221,31 @@ TEST(CliRouth, AutomaticStepIsTwiceTheLargestStoppingImpulse) {
   EXPECT_NEAR(resolve_ok(rolling_ball("routh", 0.5))["step"].get<double>(), 2.0, kLemke);
 }
 
+TEST(CliRouth, RestitutionIsStrongesOnTheRollingBall) {
+  // Unit ball, I = 0.4, approach 1, slip 1, μ = 0.5: the slip stops in
+  // compression (μ·1 > 2/7) and stays stopped; the contact is collinear, so
+  // Stronge's e gives Newton's rebound: v = (5/7, 0, e), ω_y = 5/7.
+  for (const double e : {0.0, 0.5, 0.9}) {
+    Json input = rolling_ball("routh", 0.5);
+    input["restitution"] = e;
+    expect_near(resolve_ok(input)["outcomes"][0]["velocity"], {5.0 / 7, 0, e, 0, 5.0 / 7, 0}, kLemke,
+                "e = " + std::to_string(e));
+    input["restitution"] = {e};  // one per contact
+    expect_near(resolve_ok(input)["outcomes"][0]["velocity"], {5.0 / 7, 0, e, 0, 5.0 / 7, 0}, kLemke,
+                "[e], e = " + std::to_string(e));
+  }
+  Json bad = rolling_ball("routh", 0.5);
+  bad["restitution"] = 1.5;
+  expect_one_error_line(resolve_text(bad.dump()), "\"restitution\" must be in [0, 1]");
+  bad["restitution"] = {0.5, 0.5};
+  expect_one_error_line(resolve_text(bad.dump()), "\"restitution\" has 2 entries, expected 1");
+  bad["restitution"] = {-0.5};
+  expect_one_error_line(resolve_text(bad.dump()), "\"restitution\" entry 0 must be in [0, 1]");
+  bad["law"] = "anitescu_potra";
+  bad["restitution"] = 0.5;
+  expect_one_error_line(resolve_text(bad.dump()), "restitution");
+}
+
 TEST(CliRouth, TrajectoryStartsAtTheApproachAndEndsAtTheOutcome) {
   Json input = corner_a(1.0);
   input["law"] = "routh";
@@ -666,8 +691,8 @@ INSTANTIATE_TEST_SUITE_P(
         block_with("VelocityNaN", R"({"velocity": [0, "NaN", 0]})",
                    R"("velocity" entry 1 is not a number)"),
         block_with("UnknownKey", R"({"frictoin": [1, 1]})", R"(unknown key "frictoin")"),
-        block_with("RestitutionForRouth", R"({"restitution": 0})",
-                   R"("restitution" applies only to law propagative, not "routh")"),
+        block_with("RestitutionOutOfRangeForRouth", R"({"restitution": 2})",
+                   R"("restitution" must be in [0, 1] (got 2.0))"),
         block_with("ToiForRouth", R"({"toi": [0, 0]})",
                    R"("toi" applies only to law propagative, not "routh")")),
     case_name);

@@ -59,7 +59,7 @@ law pasquero (elastic; Pasquero, section 3: the impulse Lambda times the sum of
 Output: status, message (unless success), velocity, impulses, iterations,
   involved (the contacts of each iteration), coefficients (Lambda of each),
   energy_before, energy_after.
-laws routh, anitescu_potra, sequential (inelastic, frictional, Halm & Posa) add:
+laws routh, anitescu_potra, sequential (frictional, Halm & Posa; inelastic except routh with restitution) add:
   tangents             J_t rows of n numbers, contact by contact: one row
                        per contact (planar) or two orthonormal rows per
                        contact (3-D): rows 2i, 2i+1 belong to contact i.
@@ -71,6 +71,8 @@ laws routh, anitescu_potra, sequential (inelastic, frictional, Halm & Posa) add:
   cone_directions      friction cone directions per contact: 2 planar,
                        3..64 in 3-D                    (default 0: 2 or 4)
 law routh (Routh sampling, Halm & Posa, Algorithms 1 and 2):
+  restitution          Stronge's energetic e in [0, 1], one number or one
+                       per contact (routh.h, "Restitution")   (default 0)
   step                 h >= 0, normal impulse cap scale; 0 = automatic
   automatic_step_factor  > 0, h = factor * largest stopping impulse,
                        only with the automatic step             (default 2)

@@ -369,7 +369,21 @@ ImpulseSampler read_sampler(const Json& input) {
 }
 
 Json run_routh(const Json& input) {
-  const FrictionalProblem problem = read_frictional_problem(input);
+  FrictionalProblem problem = read_frictional_problem(input);
+  // Stronge's energetic restitution (routh.h, "Restitution"): one e for
+  // every contact, or one per contact; each in [0, 1].
+  if (input.contains("restitution")) {
+    const Eigen::Index m = problem.contacts();
+    if (input.at("restitution").is_array()) {
+      problem.restitution = read_vector(input, "restitution", Extent{m, "one per contact"});
+    } else {
+      problem.restitution = Eigen::VectorXd::Constant(m, read_restitution(input));
+    }
+    for (Eigen::Index i = 0; i < m; ++i)
+      if (!(problem.restitution[i] >= 0.0 && problem.restitution[i] <= 1.0))
+        throw InputError(quote("restitution") + " entry " + std::to_string(i) + " must be in [0, 1] (got " +
+                         excerpt(problem.restitution[i]) + ")");
+  }
   RouthParameters parameters;
   RouthSetParameters set;
   set.samples = 1;  // one sample unless asked: the CLI resolves one impact
@@ -595,7 +609,7 @@ const std::vector<Law>& laws() {
       {"pasquero", {"max_iterations"}, run_pasquero},
       {"routh",
        concat(frictional_problem_keys(),
-              {"step", "automatic_step_factor", "max_steps", "samples", "seed", "sampler",
+              {"restitution", "step", "automatic_step_factor", "max_steps", "samples", "seed", "sampler",
                "threads", "epsilon", "finish_with_anitescu_potra", "trajectory"}),
        run_routh},
       {"anitescu_potra",
