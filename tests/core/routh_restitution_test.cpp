@@ -230,7 +230,8 @@ TEST_P(RandomRouthRestitution, ResidualsHold) {
       const FrictionalOutcome& o = r.outcomes[0];
       ++samples;
       lcps += o.lcps;
-      const bool drop = r.message.find("dropped") != std::string::npos;
+      const bool drop = r.message.find("dropped") != std::string::npos ||
+                        r.message.find("unspent") != std::string::npos;
       dropped += drop ? 1 : 0;
       const double after = 0.5 * o.velocity.dot(rp.mass * o.velocity);
       EXPECT_LE(after, energy * (1.0 + kEnergySlack)) << "seed " << seed << ", sample " << k;
@@ -245,8 +246,9 @@ TEST_P(RandomRouthRestitution, ResidualsHold) {
                   rp.problem.friction[i] * o.normal_impulses[i] + kResidual * natural * (1 + rp.problem.friction[i]));
         // Every budget is spent: restitution work ≥ e² compression work.
         // (It may exceed it on a contact that other contacts' impulses pushed
-        // while it separated: that work is counted, not budgeted; the
-        // energy bound above holds regardless.)
+        // while it separated: that work is charged to its budget, which goes
+        // negative, rather than released from it; the energy bound above
+        // holds regardless.)
         const double unspent = e * e * o.compression_work[i] - o.restitution_work[i];
         if (!drop && o.terminated) {
           EXPECT_LE(unspent, kResidual * scale) << "seed " << seed << ", sample " << k << ", contact " << i;
@@ -257,13 +259,13 @@ TEST_P(RandomRouthRestitution, ResidualsHold) {
   }
   std::cout << "[ routh+stronge ] n=" << rc.n << " m=" << rc.m << (rc.planar ? " planar" : " 3-D") << ": "
             << samples << " samples, mean LCPs " << static_cast<double>(lcps) / samples
-            << ", contacts releasing more than e² C: " << overshoots << ", energy guard in " << dropped << "\n";
-  // A lone contact releases more than its budget only where its slip
-  // reverses inside a coarse increment (the first-order error of the
-  // discretization, see kKinked) or it jams (W_nn < μ|W_nt|): measured 7 of
-  // 240 samples; contacts of larger clusters also do where others push them
-  // apart (not budgeted, counted). The energy bound holds for all.
-  if (rc.m == 1) EXPECT_LE(overshoots, samples / 10);
+            << ", contacts releasing more than e² C: " << overshoots << ", budgets dropped or left in " << dropped << "\n";
+  // A lone contact never releases more than its budget (a release solve over
+  // it is replaced, or the budget dropped: measured 0 of 240); contacts of
+  // larger clusters do where others push them apart while they separate
+  // (charged to their budget, which goes negative). The energy bound holds
+  // for all.
+  if (rc.m == 1) EXPECT_EQ(overshoots, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Problems, RandomRouthRestitution,
@@ -310,6 +312,8 @@ TEST(RouthRestitution, BadRestitutionIsNamed) {
   RouthParameters params;
   params.restitution_tolerance = -1.0;
   p.restitution.resize(0);
+  EXPECT_THROW(sample_routh(p, params), InvalidProblem);
+  params.restitution_tolerance = 0.0;
   EXPECT_THROW(sample_routh(p, params), InvalidProblem);
 }
 

@@ -111,8 +111,14 @@
 //   exact while the contact's slip mode does not change; bisection within
 //   the bracket found so far where it does) and the increment re-solved, at
 //   most kReleaseCorrections times; a final solve over some budget is
-//   replaced by the last one under every budget, and what is left over is
-//   spent in the next increments. The impact ends when no contact approaches
+//   replaced by the last one under every budget or, when there was none,
+//   re-solved with the contacts over budget as plain rows and their budgets
+//   dropped (they cannot spend them by pushing); what is left
+//   over is spent in the next increments. Budgets still unspent when
+//   max_steps ends the sample are lost energy, said in the message.
+//   A contact that takes impulse on a plain row while separating (pushed by
+//   others) has that work charged to its budget too, which may go negative;
+//   its later compression repays it first. The impact ends when no contact approaches
 //   and every budget is spent.
 //   Guarantees. e = 0: S stays 0, every q and draw is Halm & Posa's, and the
 //   sample is bitwise Routh's. One frictionless contact: u_n⁺ = −e u_n⁻
@@ -200,7 +206,8 @@ struct RouthParameters {
   /// approaching contacts: a release budget S_i at or below this × E_s is
   /// spent (see "Restitution"). 1e-14 leaves a rebound speed short by at most
   /// √(1e-14) = 1e-7 of the approach speeds, and is a hundred times the
-  /// rounding (~1e-16 E_s) that subtracting a contact's work leaves.
+  /// rounding (~1e-16 E_s) that subtracting a contact's work leaves. Must
+  /// be > 0.
   double restitution_tolerance = 1e-14;
   /// Finish an unterminated sample with one Anitescu–Potra LCP.
   bool finish_with_anitescu_potra = true;

@@ -57,8 +57,10 @@ void validate_parameters(const RouthParameters& p) {
   if (p.max_steps < 1) fail("routh max_steps ", p.max_steps, " must be >= 1");
   if (!(std::isfinite(p.separation_tolerance) && p.separation_tolerance >= 0.0))
     fail("routh separation_tolerance ", p.separation_tolerance, " must be finite and >= 0");
-  if (!(std::isfinite(p.restitution_tolerance) && p.restitution_tolerance >= 0.0))
-    fail("routh restitution_tolerance ", p.restitution_tolerance, " must be finite and >= 0");
+  // 0 would let rounding leftovers keep contacts releasing with t = u
+  // (no impulse, no work) until max_steps.
+  if (!(std::isfinite(p.restitution_tolerance) && p.restitution_tolerance > 0.0))
+    fail("routh restitution_tolerance ", p.restitution_tolerance, " must be finite and > 0");
 }
 
 // Independent stream per (seed, sample): two rounds of the SplitMix64
@@ -306,6 +308,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   Eigen::VectorXd u_next, low, high, kept;
   std::vector<char> releases(static_cast<size_t>(m), 0);
   int dropped = 0;  // increments replaced by plain Routh increments (energy guard)
+  int dropped_contacts = 0;  // budgets dropped: over budget in every release solve
   const double tolerance = parameters_.separation_tolerance;
   const auto approaching = [&](int i) { return u[i] / sp.scale[i] < -tolerance * sp.approach_scale; };
   // Marks the releasing contacts and sets their targets; true if any.
@@ -403,17 +406,32 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
           set_velocity_rows();
           if (!solve("release correction")) return false;
         }
-        // Ended over the budget somewhere: back to the last solve that was not.
+        // Ended over the budget somewhere: back to the last solve that was
+        // not; if none was, the contacts still over it (typically already
+        // separating fast, t ≈ u, held at u′ ≥ t against friction or
+        // coupling) cannot spend their budget by pushing: it is dropped (lost
+        // energy, never gained) and they are re-solved as plain rows.
         u_next = u + sp.wbar * r.z.segment(m, rows);
-        for (int i = 0; i < m && have_under; ++i) {
+        bool over = false;
+        for (int i = 0; i < m; ++i) {
           if (!releases[static_cast<size_t>(i)]) continue;
           const double work = 0.5 * (u[i] + u_next[i]) * r.z[m + i];
           if (work > budget[i] + s.spent_budget) {
-            r.z = kept;
-            break;
+            over = true;
+            if (!have_under) {
+              releases[static_cast<size_t>(i)] = 0;
+              budget[i] = 0.0;
+              ++dropped_contacts;
+            }
           }
         }
-        return true;
+        if (!over) return true;
+        if (have_under) {
+          r.z = kept;
+          return true;
+        }
+        set_velocity_rows();
+        return solve("release without the contacts over budget");
       };
       // Energy guard: an increment may not lift E above v⁻'s (it can, by
       // the straight path's work split, when a slip reverses inside a large
@@ -459,6 +477,9 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
     if (parameters_.record_trajectory)
       out.trajectory.push_back(s.problem.velocity + sp.y * total);
   }
+  if (dropped_contacts > 0)
+    result.message += (result.message.empty() ? "" : "; ") + std::to_string(dropped_contacts) +
+                      " contact budget(s) dropped: every release solve went over them";
   if (dropped > 0)
     result.message += (result.message.empty() ? "" : "; ") + std::to_string(dropped) +
                       " increment(s) would have gained energy and dropped the restitution budgets";
@@ -479,6 +500,22 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
       lcp_failed = true;
       result.status = Status::kLcpFailed;
       result.message = "final increment (Algorithm 2 line 5): " + r.message;
+    }
+  }
+
+  // Budgets still unspent at the step limit (coupled contacts re-compressing
+  // each other): energy lost, not gained; said in the message.
+  if (s.restitutive && !lcp_failed && steps >= parameters_.max_steps) {
+    double unspent = 0.0, stored = 0.0;
+    for (int i = 0; i < m; ++i) {
+      if (budget[i] > s.spent_budget) unspent += budget[i];
+      stored += s.restitution[i] * s.restitution[i] * out.compression_work[i];
+    }
+    if (unspent > 0.0) {
+      std::ostringstream text;
+      text << "max_steps reached with " << unspent / std::max(stored, 1e-300)
+           << " of the restitution budget unspent";
+      result.message += (result.message.empty() ? "" : "; ") + text.str();
     }
   }
 
