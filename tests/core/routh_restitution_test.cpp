@@ -43,15 +43,10 @@ constexpr double kEnergySlack = 1e-12;
 /// the increments of a sample.
 constexpr double kResidual = 1e-7;
 
-// A planar rigid body q = [x, y, θ] touching the ground at r = (rx, ry):
-// normal +y, tangent +x (as in routh_test.cpp).
+// testing::planar_point with restitution e on its contact.
 FrictionalProblem planar_point(double m, double inertia, double rx, double ry, const Eigen::Vector3d& v,
                                double mu, double e) {
-  Eigen::MatrixXd minv = Eigen::Vector3d(1.0 / m, 1.0 / m, 1.0 / inertia).asDiagonal();
-  Eigen::MatrixXd jn(1, 3), jt(1, 3);
-  jn << 0.0, 1.0, rx;
-  jt << 1.0, 0.0, -ry;
-  FrictionalProblem p = FrictionalProblem::from_dense(minv, jn, jt, v, Eigen::VectorXd::Constant(1, mu));
+  FrictionalProblem p = testing::planar_point(m, inertia, rx, ry, v, mu);
   p.restitution = Eigen::VectorXd::Constant(1, e);
   return p;
 }
@@ -265,7 +260,9 @@ TEST_P(RandomRouthRestitution, ResidualsHold) {
   // larger clusters do where others push them apart while they separate
   // (charged to their budget, which goes negative). The energy bound holds
   // for all.
-  if (rc.m == 1) EXPECT_EQ(overshoots, 0);
+  if (rc.m == 1) {
+    EXPECT_EQ(overshoots, 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Problems, RandomRouthRestitution,

@@ -20,6 +20,7 @@
 namespace simpact {
 namespace {
 
+using testing::planar_point;
 using testing::random_frictional;
 using testing::routh_single_contact;
 using testing::VectorsNear;
@@ -37,17 +38,6 @@ constexpr double kDissipationSlack = 1e-12;
 constexpr double kPenetrationSlack = 1e-8;
 
 double energy(const Eigen::MatrixXd& mass, const Eigen::VectorXd& v) { return 0.5 * v.dot(mass * v); }
-
-// A planar rigid body q = [x, y, θ] (mass m, inertia I) touching the ground
-// at a point r = (rx, ry) from its centre: normal +y, tangent +x.
-FrictionalProblem planar_point(double m, double inertia, double rx, double ry,
-                               const Eigen::Vector3d& v, double mu) {
-  Eigen::MatrixXd minv = Eigen::Vector3d(1.0 / m, 1.0 / m, 1.0 / inertia).asDiagonal();
-  Eigen::MatrixXd jn(1, 3), jt(1, 3);
-  jn << 0.0, 1.0, rx;   // point velocity y: v_y + θ̇ rx
-  jt << 1.0, 0.0, -ry;  // point velocity x: v_x − θ̇ ry
-  return FrictionalProblem::from_dense(minv, jn, jt, v, Eigen::VectorXd::Constant(1, mu));
-}
 
 struct SingleCase {
   double rx, ry, vx, vy, w, mu, step;

@@ -49,6 +49,18 @@ inline RandomFrictional random_frictional(std::uint64_t seed, int n, int m, bool
   return out;
 }
 
+/// A planar rigid body q = [x, y, θ] (mass m, inertia I) touching the
+/// ground at a point r = (rx, ry) from its centre: normal +y, tangent +x;
+/// velocity v, friction μ.
+inline FrictionalProblem planar_point(double m, double inertia, double rx, double ry, const Eigen::Vector3d& v,
+                                      double mu) {
+  Eigen::MatrixXd minv = Eigen::Vector3d(1.0 / m, 1.0 / m, 1.0 / inertia).asDiagonal();
+  Eigen::MatrixXd jn(1, 3), jt(1, 3);
+  jn << 0.0, 1.0, rx;   // point velocity y: v_y + θ̇ rx
+  jt << 1.0, 0.0, -ry;  // point velocity x: v_x − θ̇ ry
+  return FrictionalProblem::from_dense(minv, jn, jt, v, Eigen::VectorXd::Constant(1, mu));
+}
+
 /// Routh's inelastic impact of ONE planar contact (Routh 1891; Halm & Posa,
 /// §2.2.2: Mathew Halm and Michael Posa, "Set-Valued Rigid-Body Dynamics for
 /// Simultaneous, Inelastic, Frictional Impacts", arXiv:2103.15714),
