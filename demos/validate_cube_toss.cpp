@@ -200,6 +200,7 @@ Fit fit(const std::vector<Toss>& tosses, const Solver& solver, bool quick, int t
 
 struct Evaluation {
   std::string solver;
+  bool set_valued = false;  // nearest holds the nearest of K samples
   Parameters parameters;
   std::vector<std::vector<Errors>> sample0;     // [toss][h − 1]
   std::vector<std::vector<double>> nearest;     // [toss][h − 1]: nearest-of-K position error
@@ -210,6 +211,7 @@ Evaluation evaluate(const std::vector<Toss>& tosses, const Solver& solver, const
                     int threads) {
   Evaluation ev;
   ev.solver = solver.name;
+  ev.set_valued = solver.set_valued;
   ev.parameters = p;
   const size_t n = tosses.size();
   ev.sample0.resize(n);
@@ -384,10 +386,7 @@ int run(const Options& o) {
     std::vector<double> vz;
     for (size_t i = 0; i < ev.recorded_vz.size(); ++i) vz.push_back(std::abs(ev.simulated_vz[i] - ev.recorded_vz[i]));
     std::string nearest = "—", coverage = "—";
-    const bool set_valued = std::find_if(list.begin(), list.end(), [&](const Solver& s) {
-                              return s.name == ev.solver && s.set_valued;
-                            }) != list.end();
-    if (set_valued) {
+    if (ev.set_valued) {
       nearest.clear();
       for (int h : kReported) {
         std::vector<double> v;

@@ -130,6 +130,16 @@ std::unique_ptr<worlds::BulletWorld> board_world(const Solver& solver, double bo
   return world;
 }
 
+Frame frame_of(const btRigidBody& body, double t) {
+  Frame f;
+  f.t = t;
+  f.position = worlds::position(body);
+  f.orientation = worlds::orientation(body);
+  f.velocity = worlds::velocity(body);
+  f.angular_velocity = worlds::angular_velocity(body);
+  return f;
+}
+
 worlds::BodyOptions cube_body(const Parameters& parameters) {
   worlds::BodyOptions cube;
   cube.mass = kMass;
@@ -166,21 +176,11 @@ Replay replay(const Toss& toss, const Solver& solver, const Parameters& paramete
   }
   btRigidBody* body = world->add_box(Eigen::Vector3d::Constant(kHalfWidth), cube);
 
-  const auto state = [&]() {
-    Frame f;
-    f.position = worlds::position(*body);
-    f.orientation = worlds::orientation(*body);
-    f.velocity = worlds::velocity(*body);
-    f.angular_velocity = worlds::angular_velocity(*body);
-    return f;
-  };
   const double dt = 1.0 / kFrameRate;
-  out.frames.push_back(state());
+  out.frames.push_back(frame_of(*body, first.t));
   for (int k = 0; k < kLeadFrames + horizon; ++k) {
     world->step(dt / replay_options.substeps, replay_options.substeps);
-    Frame f = state();
-    f.t = first.t + (k + 1) * dt;
-    out.frames.push_back(f);
+    out.frames.push_back(frame_of(*body, first.t + (k + 1) * dt));
   }
   return out;
 }

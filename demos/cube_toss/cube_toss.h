@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+class btRigidBody;
+
 namespace simpact::cube_toss {
 
 /// What ContactNets' README and code say about the cube.
@@ -135,6 +137,9 @@ std::unique_ptr<worlds::BulletWorld> board_world(const Solver& solver, double bo
 /// The cube as a body (L, m, I above; μ and e; never asleep), at rest at the
 /// origin: callers set its pose and velocities.
 worlds::BodyOptions cube_body(const Parameters& parameters);
+
+/// A body's state as a frame at time t (world-frame ω).
+Frame frame_of(const btRigidBody& body, double t);
 
 /// The simulated states at frames impact − kLeadFrames … impact + horizon.
 struct Replay {

@@ -41,13 +41,7 @@ Toss synthetic_toss(const Solver& solver, const Parameters& p, double board, con
   Toss toss;
   toss.name = "synthetic";
   for (int k = 0; k < 220; ++k) {
-    Frame f;
-    f.t = k / kFrameRate;
-    f.position = worlds::position(*body);
-    f.orientation = worlds::orientation(*body);
-    f.velocity = worlds::velocity(*body);
-    f.angular_velocity = worlds::angular_velocity(*body);
-    toss.frames.push_back(f);
+    toss.frames.push_back(frame_of(*body, k / kFrameRate));
     world->step(1.0 / kFrameRate);
   }
   locate_impact(toss);
