@@ -63,6 +63,11 @@ void validate_parameters(const RouthParameters& p) {
     fail("routh restitution_tolerance ", p.restitution_tolerance, " must be finite and > 0");
 }
 
+// Appends one part to a result's message ("; " between parts).
+void append_message(std::string& message, const std::string& part) {
+  message += (message.empty() ? "" : "; ") + part;
+}
+
 // Independent stream per (seed, sample): two rounds of the SplitMix64
 // finalizer on seed and index. Plain seed + index would make sample k's
 // stream sample 0's shifted by k draws.
@@ -311,6 +316,9 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   int dropped_contacts = 0;  // budgets dropped: over budget in every release solve
   const double tolerance = parameters_.separation_tolerance;
   const auto approaching = [&](int i) { return u[i] / sp.scale[i] < -tolerance * sp.approach_scale; };
+  // Normal work of contact i on the straight path from u to u_next with
+  // normal impulse `impulse` (header, "Restitution").
+  const auto work_of = [&](int i, double impulse) { return 0.5 * (u[i] + u_next[i]) * impulse; };
   // Marks the releasing contacts and sets their targets; true if any.
   const auto mark_releases = [&]() {
     bool any = false;
@@ -377,7 +385,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
           for (int i = 0; i < m; ++i) {
             if (!releases[static_cast<size_t>(i)]) continue;
             const double impulse = r.z[m + i];
-            const double work = 0.5 * (u[i] + u_next[i]) * impulse;
+            const double work = work_of(i, impulse);
             if (!(work > 0.0) || std::abs(work - budget[i]) <= s.spent_budget) continue;
             if (work > budget[i]) {
               over = true;
@@ -415,7 +423,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
         bool over = false;
         for (int i = 0; i < m; ++i) {
           if (!releases[static_cast<size_t>(i)]) continue;
-          const double work = 0.5 * (u[i] + u_next[i]) * r.z[m + i];
+          const double work = work_of(i, r.z[m + i]);
           if (work > budget[i] + s.spent_budget) {
             over = true;
             if (!have_under) {
@@ -478,11 +486,11 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
       out.trajectory.push_back(s.problem.velocity + sp.y * total);
   }
   if (dropped_contacts > 0)
-    result.message += (result.message.empty() ? "" : "; ") + std::to_string(dropped_contacts) +
-                      " contact budget(s) dropped: every release solve went over them";
+    append_message(result.message, std::to_string(dropped_contacts) +
+                                       " contact budget(s) dropped: every release solve went over them");
   if (dropped > 0)
-    result.message += (result.message.empty() ? "" : "; ") + std::to_string(dropped) +
-                      " increment(s) would have gained energy and dropped the restitution budgets";
+    append_message(result.message, std::to_string(dropped) +
+                                       " increment(s) would have gained energy and dropped the restitution budgets");
 
   // Algorithm 2 line 5: one more increment with every cap ε/(3ψ).
   if (final_cap > 0.0 && !lcp_failed && sp.colliding(u, parameters_.separation_tolerance)) {
@@ -515,7 +523,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
       std::ostringstream text;
       text << "max_steps reached with " << unspent / std::max(stored, 1e-300)
            << " of the restitution budget unspent";
-      result.message += (result.message.empty() ? "" : "; ") + text.str();
+      append_message(result.message, text.str());
     }
   }
 
