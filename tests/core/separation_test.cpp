@@ -40,7 +40,7 @@ TEST(Separation, RowOfTouchingBallsIsClearedToTheFarEnd) {
         0, -1, 1;
   const Eigen::MatrixXd inverse_mass = Eigen::MatrixXd::Identity(3, 3);
   const Eigen::Vector2d depth(d, 0.0);
-  const Eigen::VectorXd dx = separation_displacement(J, inverse_mass, depth);
+  const Eigen::VectorXd dx = separation_displacement(J.sparseView(), inverse_mass.sparseView(), depth);
   EXPECT_NEAR(dx[0], -2.0 * d / 3.0, 1e-15);
   EXPECT_NEAR(dx[1], d / 3.0, 1e-15);
   EXPECT_NEAR(dx[2], d / 3.0, 1e-15);
@@ -51,8 +51,9 @@ TEST(Separation, RowOfTouchingBallsIsClearedToTheFarEnd) {
 TEST(Separation, NoOverlapNoPush) {
   const Eigen::MatrixXd W = Eigen::MatrixXd::Identity(3, 3);
   EXPECT_EQ(separation_impulses(W, Eigen::Vector3d(-1e-3, 0.0, -2.0)), Eigen::VectorXd::Zero(3));
-  EXPECT_EQ(separation_displacement(Eigen::MatrixXd::Zero(0, 6), Eigen::MatrixXd::Identity(6, 6),
-                                    Eigen::VectorXd()),
+  const simpact::SparseRowMatrix none(0, 6);
+  const simpact::SparseColMatrix identity = Eigen::MatrixXd::Identity(6, 6).sparseView();
+  EXPECT_EQ(separation_displacement(none, identity, Eigen::VectorXd()),
             Eigen::VectorXd::Zero(6));
 }
 
@@ -80,6 +81,58 @@ TEST(Separation, RandomProblemsSatisfyTheComplementarityConditions) {
     // LCP has exactly one solution and the active set must find it.
     expect_lcp(W, depth, separation_impulses(W, depth));
   }
+}
+
+// The sparse solve (active rows, split into W's components, rows joining
+// when a push closes them) against the dense LCP on the same data: a long
+// row of touching unit balls (tridiagonal W) with overlaps at a few places,
+// some next to each other (one component), some far apart (separate ones),
+// and depths of both signs elsewhere. W is positive definite, so both must
+// give the unique solution.
+TEST(Separation, SparseSolveMatchesTheDenseLcpOnARowOfBalls) {
+  std::mt19937_64 rng(20261125);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    const int balls = 5 + trial;
+    const int m = balls - 1;
+    Eigen::MatrixXd J = Eigen::MatrixXd::Zero(m, balls);
+    for (int r = 0; r < m; ++r) {
+      J(r, r) = -1.0;
+      J(r, r + 1) = 1.0;
+    }
+    Eigen::VectorXd masses(balls);
+    for (int b = 0; b < balls; ++b) masses[b] = 0.5 + unit(rng);
+    const Eigen::MatrixXd inverse_mass = masses.cwiseInverse().asDiagonal();
+    Eigen::VectorXd depth(m);
+    // Mostly separated by up to 1 mm, every fourth row overlapping by up to 1 mm.
+    for (int r = 0; r < m; ++r) depth[r] = (r % 4 == trial % 4 ? 1e-3 : -1e-3) * unit(rng);
+    Eigen::MatrixXd W = J * inverse_mass * J.transpose();
+    W = (0.5 * (W + W.transpose())).eval();
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const Eigen::VectorXd dense = separation_impulses(W, depth);
+    const simpact::SparseColMatrix sparse_w = W.sparseView();
+    const Eigen::VectorXd sparse = separation_impulses(sparse_w, depth);
+    expect_lcp(W, depth, sparse);
+    EXPECT_LE((sparse - dense).cwiseAbs().maxCoeff(), kLcpTolerance);
+  }
+}
+
+// A push that closes a row that was not overlapping: that row must join
+// (the LCP on the overlapping rows alone would leave it overlapping). Three
+// balls, the middle one heavy: pushing the overlap of rows 0 apart moves
+// ball 1 into ball 2 by more than their gap.
+TEST(Separation, ARowThePushClosesJoinsTheSparseSolve) {
+  Eigen::MatrixXd J(2, 3);
+  J << -1, 1, 0,
+        0, -1, 1;
+  const Eigen::Vector3d inverse_masses(0.01, 1.0, 1.0);  // a heavy striker
+  const Eigen::MatrixXd inverse_mass = inverse_masses.asDiagonal();
+  const Eigen::Vector2d depth(0.01, -0.001);  // row 1 is 1 mm open
+  const Eigen::MatrixXd W = J * inverse_mass * J.transpose();
+  const simpact::SparseColMatrix sparse_w = W.sparseView();
+  const Eigen::VectorXd mu = separation_impulses(sparse_w, depth);
+  expect_lcp(W, depth, mu);
+  EXPECT_GT(mu[1], 0.0);  // joined: the push closed it
 }
 
 }  // namespace

@@ -90,9 +90,16 @@ void report_plan(const ImpactSettings& settings, const ClusterPlan& plan, int co
 
 // ── resolve ─────────────────────────────────────────────────────────────────
 
+namespace {
+template <class Sparse>
+bool stored_finite(const Sparse& matrix) {
+  return Eigen::Map<const Eigen::VectorXd>(matrix.valuePtr(), matrix.nonZeros()).allFinite();
+}
+}  // namespace
+
 bool LawRows::finite(bool with_tangents) const {
-  bool ok = admissible.allFinite() && inverse_mass.allFinite() && normals.allFinite() && offsets.allFinite();
-  if (with_tangents) ok = ok && tangents.allFinite() && tangent_offsets.allFinite() && friction.allFinite();
+  bool ok = admissible.allFinite() && stored_finite(inverse_mass) && stored_finite(normals) && offsets.allFinite();
+  if (with_tangents) ok = ok && stored_finite(tangents) && tangent_offsets.allFinite() && friction.allFinite();
   return ok;
 }
 

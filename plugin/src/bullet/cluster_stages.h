@@ -88,16 +88,20 @@ void report_plan(const ImpactSettings& settings, const ClusterPlan& plan, int co
 
 /// The law's view of one cluster in its generalized coordinates (n of
 /// them; m contacts). Sign convention of impact_problem.h: u = J v + b > 0
-/// separates.
+/// separates. Sparse, so memory and work follow the non-zeros: a contact row
+/// touches the 6 (rigid) or tree (multibody) coordinates of its two bodies,
+/// and M⁻¹ is block-diagonal over the bodies (rigid), the joint-connected
+/// groups of bodies (rigid, M⁻¹_G per group) or the coupled trees
+/// (multibody). A touching chain of N balls stores O(N), never (6N)².
 struct LawRows {
-  Eigen::MatrixXd inverse_mass;  ///< M⁻¹ (n × n), joint-constrained M⁻¹_G where joints bind
+  SparseColMatrix inverse_mass;  ///< M⁻¹ (n × n), joint-constrained M⁻¹_G where joints bind
   /// v_a (n): the velocity the law resolves, the mid-step v* without what
   /// no impulse can change (impact_solver.h, stage 3).
   Eigen::VectorXd admissible;
-  Eigen::MatrixXd normals;  ///< J (m × n)
+  SparseRowMatrix normals;  ///< J (m × n)
   Eigen::VectorXd offsets;  ///< b (m): partners' velocities along the normals
   // Routh laws only:
-  Eigen::MatrixXd tangents;         ///< 2m × n, rows 2r, 2r + 1 along t1, t2 of contact r
+  SparseRowMatrix tangents;         ///< 2m × n, rows 2r, 2r + 1 along t1, t2 of contact r
   Eigen::VectorXd tangent_offsets;  ///< 2m
   Eigen::VectorXd friction;         ///< μ (m), ≥ 0
   std::vector<Eigen::Vector3d> t1, t2;  ///< the contacts' tangent frames (world)

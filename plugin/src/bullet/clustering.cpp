@@ -91,10 +91,13 @@ ImpactReport::Contact contact_report(const btCollisionObject* a, const btCollisi
   return contact;
 }
 
-ImpactProblem impact_problem(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& normals,
+ImpactProblem impact_problem(const SparseColMatrix& inverse_mass, const SparseRowMatrix& normals,
                              const Eigen::VectorXd& velocity, const Eigen::VectorXd& offsets,
                              double restitution) {
-  ImpactProblem problem = ImpactProblem::from_dense(inverse_mass, normals, velocity);
+  ImpactProblem problem;
+  problem.inverse_mass = inverse_mass;
+  problem.normals = normals;
+  problem.velocity = velocity;
   problem.offsets = offsets;
   problem.restitution = restitution;
   return problem;
@@ -111,12 +114,16 @@ PropagativeParameters propagative_parameters(OrderPolicy policy, std::uint64_t s
   return parameters;
 }
 
-FrictionalProblem frictional_problem(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& normals,
-                                     const Eigen::MatrixXd& tangents, const Eigen::VectorXd& velocity,
+FrictionalProblem frictional_problem(const SparseColMatrix& inverse_mass, const SparseRowMatrix& normals,
+                                     const SparseRowMatrix& tangents, const Eigen::VectorXd& velocity,
                                      const Eigen::VectorXd& friction, const Eigen::VectorXd& normal_offsets,
                                      const Eigen::VectorXd& tangent_offsets, int cone_directions) {
-  FrictionalProblem problem =
-      FrictionalProblem::from_dense(inverse_mass, normals, tangents, velocity, friction);
+  FrictionalProblem problem;
+  problem.inverse_mass = inverse_mass;
+  problem.normals = normals;
+  problem.tangents = tangents;
+  problem.velocity = velocity;
+  problem.friction = friction;
   problem.normal_offsets = normal_offsets;
   problem.tangent_offsets = tangent_offsets;
   problem.cone_directions = cone_directions;

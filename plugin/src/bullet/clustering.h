@@ -90,7 +90,7 @@ ImpactReport::Contact contact_report(const btCollisionObject* a, const btCollisi
                                      const btManifoldPoint& point, double approach_speed);
 
 /// The propagative problem of dense rows: M⁻¹, J, v*, offsets b, R.
-ImpactProblem impact_problem(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& normals,
+ImpactProblem impact_problem(const SparseColMatrix& inverse_mass, const SparseRowMatrix& normals,
                              const Eigen::VectorXd& velocity, const Eigen::VectorXd& offsets,
                              double restitution);
 
@@ -100,10 +100,10 @@ ImpactProblem impact_problem(const Eigen::MatrixXd& inverse_mass, const Eigen::M
 PropagativeParameters propagative_parameters(OrderPolicy policy, std::uint64_t seed,
                                              std::int64_t max_reflections, bool compute_energy);
 
-/// The Routh laws' frictional problem of dense rows (normal rows 1 per
+/// The Routh laws' frictional problem of sparse rows (normal rows 1 per
 /// contact, tangent rows 2r, 2r + 1 of contact r).
-FrictionalProblem frictional_problem(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& normals,
-                                     const Eigen::MatrixXd& tangents, const Eigen::VectorXd& velocity,
+FrictionalProblem frictional_problem(const SparseColMatrix& inverse_mass, const SparseRowMatrix& normals,
+                                     const SparseRowMatrix& tangents, const Eigen::VectorXd& velocity,
                                      const Eigen::VectorXd& friction, const Eigen::VectorXd& normal_offsets,
                                      const Eigen::VectorXd& tangent_offsets, int cone_directions);
 

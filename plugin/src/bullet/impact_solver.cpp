@@ -43,6 +43,8 @@ constexpr std::array<std::pair<ImpactLaw, const char*>, 6> kLawNames = {{
 // ImpactReport::law values.
 
 using Vector6 = Eigen::Matrix<double, 6, 1>;
+using Block6 = Eigen::Matrix<double, 6, 6>;
+using Triplet = Eigen::Triplet<double>;
 using internal::is_dynamic;
 using internal::to_bullet;
 using internal::to_eigen;
@@ -198,8 +200,10 @@ struct ImpactSolver::Impl {
     int k = 0, m = 0;
     Eigen::VectorXd velocity;       // v*, mid-step
     Eigen::VectorXd pre_force;      // v, without this step's forces
-    Eigen::MatrixXd joint_rows;     // G, bilateral joint rows on the cluster
-    Eigen::VectorXd joint_offsets;  // c: G v + c = 0 keeps the joints
+    // G, the bilateral joint rows on the cluster (sparse: each reads at
+    // most two bodies), with their offsets c: G v + c = 0 keeps the joints.
+    std::vector<internal::JointRow> joint_rows;
+    bool jointed() const { return !joint_rows.empty(); }
     // E_c = ½ cᵀ(G M⁻¹ Gᵀ)⁺c [J], the kinetic energy the joints demand for
     // following their moving kinematic partners, and E_ref [J], the
     // cluster's energy if every body moved and turned at the partners'
@@ -238,6 +242,11 @@ struct ImpactSolver::Impl {
   // hidden point would leave to drift into a new impact next step.
   bool hide_complete = false;
   Rows rows;
+  // Assembly scratch, reused: each body's 6×6 M⁻¹ block, the sparse
+  // entries being gathered, and the joint groups (assemble_metric).
+  std::vector<Block6> blocks;
+  std::vector<Triplet> entries;
+  std::vector<int> group, place;
   internal::LawState law;  // the laws' solvers and kRandom counter
   std::uint64_t steps = 0;  // allSolved calls: the Routh seeds' step count
   internal::TouchingPoints touching;  // synthetic points of this batch (proximity.h)
@@ -401,6 +410,106 @@ int cluster_index(const Impl& s, const std::vector<int>& members, const btRigidB
              : -1;
 }
 
+// M⁻¹ of a cluster (s.rows.inverse_mass, stage 3 of impact_solver.h),
+// block-diagonal and sparse: each body's 6×6 block (s.blocks), except on a
+// group of bodies that bilateral joint rows connect, whose block is the
+// group's joint-constrained M⁻¹_G (joint_metric on the group's own block and
+// rows; groups share no row, so the cluster's M⁻¹_G is block-diagonal over
+// them and equal to joint_metric on the whole). Per group, also removes the
+// joint-violating part of v_a and adds the kinetic energy its joints demand
+// (Rows::joint_demand). Memory: Σ (6·group size)², so 36 per free body and
+// quadratic only within a joint-connected group (a hinge chain of N links
+// is one group: (6N)² entries, the price of instantaneous propagation
+// along it). Reads s.blocks, rows.joint_rows and rows.admissible.
+void assemble_metric(Impl& s, const std::vector<int>& members) {
+  Impl::Rows& rows = s.rows;
+  const int k = rows.k;
+  std::vector<int>& group = s.group;
+  group.resize(static_cast<size_t>(k));
+  std::iota(group.begin(), group.end(), 0);
+  for (const internal::JointRow& g : rows.joint_rows)
+    if (g.a >= 0 && g.b >= 0) internal::unite(group, g.a, g.b);
+  const auto root_of = [&](const internal::JointRow& g) { return internal::find_root(group, g.a >= 0 ? g.a : g.b); };
+  // Joint rows ordered by group (stable: within a group, Bullet's order).
+  std::vector<int> order(rows.joint_rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<int> row_root(rows.joint_rows.size());
+  for (size_t i = 0; i < rows.joint_rows.size(); ++i) row_root[i] = root_of(rows.joint_rows[i]);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return row_root[x] < row_root[y]; });
+  std::vector<char> jointed(static_cast<size_t>(k), 0);
+  for (const int r : row_root) jointed[static_cast<size_t>(r)] = 1;
+  double speed = 0.0;
+  for (const internal::JointRow& g : rows.joint_rows) speed = std::max(speed, std::abs(g.offset));
+
+  std::vector<Triplet>& entries = s.entries;
+  entries.clear();
+  entries.reserve(static_cast<size_t>(36 * k));
+  const auto add_entry = [&](int row, int col, double value) {
+    if (value != 0.0) entries.emplace_back(row, col, value);
+  };
+  for (int j = 0; j < k; ++j) {
+    if (jointed[static_cast<size_t>(internal::find_root(group, j))]) continue;
+    const Block6& block = s.blocks[static_cast<size_t>(j)];
+    for (int c = 0; c < 6; ++c)
+      for (int r = 0; r < 6; ++r) add_entry(6 * j + r, 6 * j + c, block(r, c));
+  }
+  std::vector<int>& place = s.place;  // body → index within its group
+  place.assign(static_cast<size_t>(k), -1);
+  std::vector<int> bodies;
+  for (size_t first = 0; first < order.size();) {
+    const int root = row_root[static_cast<size_t>(order[first])];
+    size_t last = first;
+    while (last < order.size() && row_root[static_cast<size_t>(order[last])] == root) ++last;
+    bodies.clear();
+    for (int j = 0; j < k; ++j)
+      if (internal::find_root(group, j) == root) {
+        place[static_cast<size_t>(j)] = static_cast<int>(bodies.size());
+        bodies.push_back(j);
+      }
+    const Eigen::Index c = static_cast<Eigen::Index>(bodies.size());
+    Eigen::MatrixXd inverse_mass = Eigen::MatrixXd::Zero(6 * c, 6 * c);
+    Eigen::VectorXd velocity(6 * c);
+    for (Eigen::Index q = 0; q < c; ++q) {
+      inverse_mass.block<6, 6>(6 * q, 6 * q) = s.blocks[static_cast<size_t>(bodies[static_cast<size_t>(q)])];
+      velocity.segment<6>(6 * q) = rows.admissible.segment<6>(6 * bodies[static_cast<size_t>(q)]);
+    }
+    const Eigen::Index count = static_cast<Eigen::Index>(last - first);
+    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(count, 6 * c);
+    Eigen::VectorXd offsets(count);
+    for (Eigen::Index i = 0; i < count; ++i) {
+      const internal::JointRow& g = rows.joint_rows[static_cast<size_t>(order[first + static_cast<size_t>(i)])];
+      if (g.a >= 0) G.block<1, 6>(i, 6 * place[static_cast<size_t>(g.a)]) += g.on_a;
+      if (g.b >= 0) G.block<1, 6>(i, 6 * place[static_cast<size_t>(g.b)]) += g.on_b;
+      offsets[i] = g.offset;
+    }
+    const internal::JointMetric metric = internal::joint_metric(inverse_mass, G);
+    const Eigen::VectorXd violating = metric.violating(G, velocity, offsets);
+    for (Eigen::Index q = 0; q < c; ++q) {
+      const int j = bodies[static_cast<size_t>(q)];
+      rows.admissible.segment<6>(6 * j) -= violating.segment<6>(6 * q);
+      for (Eigen::Index p = 0; p < c; ++p) {
+        const int i = bodies[static_cast<size_t>(p)];
+        for (int cc = 0; cc < 6; ++cc)
+          for (int rr = 0; rr < 6; ++rr)
+            add_entry(6 * i + rr, 6 * j + cc, metric.inverse_mass(6 * p + rr, 6 * q + cc));
+      }
+    }
+    if (speed > 0.0) rows.joint_demand += 0.5 * (metric.reduce * offsets).squaredNorm();
+    first = last;
+  }
+  if (speed > 0.0) {
+    for (int j = 0; j < k; ++j) {
+      const btRigidBody& body = *s.bodies[members[j]];
+      const btVector3& inertia = body.getInvInertiaDiagLocal();
+      const double smallest = std::min({inertia.x(), inertia.y(), inertia.z()});
+      const double moment = smallest > 0 ? 1.0 / double(smallest) : 0.0;
+      rows.joint_demand_reference += 0.5 * (1.0 / double(body.getInvMass()) + moment) * speed * speed;
+    }
+  }
+  rows.inverse_mass.resize(6 * k, 6 * k);
+  rows.inverse_mass.setFromTriplets(entries.begin(), entries.end());
+}
+
 // Rows and velocities of a cluster (impact_solver.h, stage 3): s.rows. With
 // `tangents`, also the Routh laws' tangent rows, offsets and μ. Velocities
 // and forces from `source`.
@@ -414,7 +523,8 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
   const btScalar h = info.m_timeStep;
   rows.k = k;
   rows.m = m;
-  rows.inverse_mass.setZero(6 * k, 6 * k);
+  std::vector<Block6>& blocks = s.blocks;
+  blocks.resize(static_cast<size_t>(k));
   rows.velocity.resize(6 * k);
   rows.pre_force.resize(6 * k);
   // The impact acts on the mid-step velocity v* = v + ½ h M⁻¹ f_ext, and its
@@ -428,7 +538,7 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
   // reflecting the end-of-step velocity gains it).
   for (int j = 0; j < k; ++j) {
     const btRigidBody& body = *s.bodies[members[j]];
-    rows.inverse_mass.block<6, 6>(6 * j, 6 * j) = internal::body_inverse_mass(body);
+    blocks[static_cast<size_t>(j)] = internal::body_inverse_mass(body);
     rows.pre_force.segment<3>(6 * j) = to_eigen(source.linear(body));
     rows.pre_force.segment<3>(6 * j + 3) = to_eigen(source.angular(body));
     const btVector3 force = source.force(body);
@@ -442,34 +552,43 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
   const auto partner_velocity = [&](const btRigidBody* body, const btVector3& point) {
     return velocity_at(source, body, point);
   };
-  rows.normals.setZero(m, 6 * k);
+  std::vector<Triplet>& entries = s.entries;
+  entries.clear();
+  entries.reserve(static_cast<size_t>(12 * m));
   rows.offsets.setZero(m);
+  // [n, r × n] on the side's body, negated on side B.
+  const auto add_row = [&](int row, int body, const btRigidBody* rigid, const btVector3& point,
+                           const Eigen::Vector3d& direction, double sign) {
+    const Eigen::Vector3d arm = to_eigen(point - rigid->getCenterOfMassPosition());
+    const Eigen::Vector3d turn = arm.cross(direction);
+    for (int i = 0; i < 3; ++i) {
+      if (direction[i] != 0.0) entries.emplace_back(row, 6 * local[body] + i, sign * direction[i]);
+      if (turn[i] != 0.0) entries.emplace_back(row, 6 * local[body] + 3 + i, sign * turn[i]);
+    }
+  };
   for (int r = 0; r < m; ++r) {
     const auto& p = s.points[ids[r]];
     const Eigen::Vector3d n = to_eigen(p.point->m_normalWorldOnB);
     const btVector3& on_a = p.point->getPositionWorldOnA();
     const btVector3& on_b = p.point->getPositionWorldOnB();
     if (p.a >= 0) {
-      const Eigen::Vector3d ra = to_eigen(on_a - p.body_a->getCenterOfMassPosition());
-      rows.normals.block<1, 3>(r, 6 * local[p.a]) = n.transpose();
-      rows.normals.block<1, 3>(r, 6 * local[p.a] + 3) = ra.cross(n).transpose();
+      add_row(r, p.a, p.body_a, on_a, n, 1.0);
     } else {
       rows.offsets[r] += n.dot(partner_velocity(p.body_a, on_a));
     }
     if (p.b >= 0) {
-      const Eigen::Vector3d rb = to_eigen(on_b - p.body_b->getCenterOfMassPosition());
-      rows.normals.block<1, 3>(r, 6 * local[p.b]) = -n.transpose();
-      rows.normals.block<1, 3>(r, 6 * local[p.b] + 3) = -rb.cross(n).transpose();
+      add_row(r, p.b, p.body_b, on_b, n, -1.0);
     } else {
       rows.offsets[r] -= n.dot(partner_velocity(p.body_b, on_b));
     }
   }
-  rows.joint_rows.resize(0, 0);
-  rows.joint_offsets.resize(0);
-  internal::append_bilateral_joint_rows(
+  rows.normals.resize(m, 6 * k);
+  rows.normals.setFromTriplets(entries.begin(), entries.end());
+  rows.joint_rows.clear();
+  internal::collect_bilateral_joint_rows(
       constraints, num_constraints,
       [&](const btRigidBody* body) { return cluster_index(s, members, body); },
-      k, info, rows.joint_rows, &rows.joint_offsets);
+      k, info, rows.joint_rows);
   // What no impulse can change is not the law's: velocity along an axis
   // whose linear or angular factor is 0 (a host may set one anyway; the
   // law would otherwise spin the body up to cancel it, ~1e4 N·s on a
@@ -485,29 +604,13 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
   }
   rows.joint_demand = 0.0;
   rows.joint_demand_reference = 0.0;
-  if (rows.joint_rows.rows() > 0) {
-    const internal::JointMetric metric = internal::joint_metric(rows.inverse_mass, rows.joint_rows);
-    rows.inverse_mass = metric.inverse_mass;
-    const Eigen::VectorXd free = rows.admissible;
-    rows.admissible -= metric.violating(rows.joint_rows, free, rows.joint_offsets);
-    const double speed = rows.joint_offsets.size() > 0 ? rows.joint_offsets.cwiseAbs().maxCoeff() : 0.0;
-    if (speed > 0.0) {
-      rows.joint_demand = 0.5 * (metric.reduce * rows.joint_offsets).squaredNorm();
-      for (int j = 0; j < k; ++j) {
-        const btRigidBody& body = *s.bodies[members[j]];
-        const btVector3& inertia = body.getInvInertiaDiagLocal();
-        const double smallest = std::min({inertia.x(), inertia.y(), inertia.z()});
-        const double moment = smallest > 0 ? 1.0 / double(smallest) : 0.0;
-        rows.joint_demand_reference += 0.5 * (1.0 / double(body.getInvMass()) + moment) * speed * speed;
-      }
-    }
-  }
+  assemble_metric(s, members);
   if (!tangents) return;
 
   // Tangent rows (impact_solver.h, "Laws"). The slip of a contact is the
   // tangential part of the relative velocity of its two material points at
   // v*; the frame follows it when it exceeds kSlipFrameTolerance × S.
-  rows.tangents.setZero(2 * m, 6 * k);
+  entries.clear();
   rows.tangent_offsets.setZero(2 * m);
   rows.friction.resize(m);
   rows.t1.resize(static_cast<size_t>(m));
@@ -537,21 +640,19 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
       const Eigen::Vector3d& t = e == 0 ? t1 : t2;
       const int row = 2 * r + e;
       if (p.a >= 0) {
-        const Eigen::Vector3d ra = to_eigen(on_a - p.body_a->getCenterOfMassPosition());
-        rows.tangents.block<1, 3>(row, 6 * local[p.a]) = t.transpose();
-        rows.tangents.block<1, 3>(row, 6 * local[p.a] + 3) = ra.cross(t).transpose();
+        add_row(row, p.a, p.body_a, on_a, t, 1.0);
       } else {
         rows.tangent_offsets[row] += t.dot(partner_velocity(p.body_a, on_a));
       }
       if (p.b >= 0) {
-        const Eigen::Vector3d rb = to_eigen(on_b - p.body_b->getCenterOfMassPosition());
-        rows.tangents.block<1, 3>(row, 6 * local[p.b]) = -t.transpose();
-        rows.tangents.block<1, 3>(row, 6 * local[p.b] + 3) = -rb.cross(t).transpose();
+        add_row(row, p.b, p.body_b, on_b, t, -1.0);
       } else {
         rows.tangent_offsets[row] -= t.dot(partner_velocity(p.body_b, on_b));
       }
     }
   }
+  rows.tangents.resize(2 * m, 6 * k);
+  rows.tangents.setFromTriplets(entries.begin(), entries.end());
 }
 
 // Rows and the rigid adapter's own velocities are finite.
@@ -587,7 +688,7 @@ constexpr double kSeparationMaxRotation = 0.05;
 Eigen::VectorXd separation_push(const Impl::Rows& rows, const Eigen::VectorXd& depth) {
   Eigen::VectorXd displacement =
       simpact::internal::separation_displacement(rows.normals, rows.inverse_mass, depth);
-  if (rows.joint_rows.rows() > 0) {
+  if (rows.jointed()) {
     double turn = 0.0;
     for (int j = 0; j < rows.k; ++j) turn = std::max(turn, displacement.segment<3>(6 * j + 3).norm());
     if (turn > kSeparationMaxRotation) displacement *= kSeparationMaxRotation / turn;
@@ -624,10 +725,11 @@ bool apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<i
   // metric's near-singular rows. (The multibody adapter counts the rest of
   // every point.)
   const size_t hidden_before = s.hidden.size();
-  const bool joints = rows.joint_rows.rows() > 0;
+  const bool joints = rows.jointed();
+  const Eigen::VectorXd u_after = rows.normals * after + rows.offsets;
   Eigen::VectorXd depth(m);
   for (int r = 0; r < m; ++r) {
-    const double u = rows.normals.row(r).dot(after) + rows.offsets[r];
+    const double u = u_after[r];
     if (u > threshold || complete) s.hidden.push_back(ids[r]);
     depth[r] = u > threshold && joints ? 0.0 : -double(s.points[ids[r]].point->getDistance()) - std::max(0.0, u) * h;
   }
@@ -643,7 +745,7 @@ bool apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<i
   if (s.resolved.size() < s.bodies.size()) s.resolved.resize(s.bodies.size(), 0);
   for (const int j : members) s.resolved[static_cast<size_t>(j)] = 1;
   for (int r = 0; r < m; ++r) {
-    if (rows.normals.row(r).dot(after) + rows.offsets[r] > threshold) continue;  // left separating
+    if (u_after[r] > threshold) continue;  // left separating
     const Impl::Point& p = s.points[ids[r]];
     s.rested_next.push_back(body_pair(p));
   }
@@ -809,12 +911,13 @@ Eigen::VectorXd contact_distances(const Impl& s, const std::vector<int>& ids) {
 // kInertContactTolerance of their free value; returns how many.
 int drop_inert_contacts(const Impl& s, std::vector<int>& ids) {
   const Impl::Rows& rows = s.rows;
-  const Eigen::MatrixXd response = rows.normals * rows.inverse_mass;  // m × 6k
+  const SparseRowMatrix response = rows.normals * rows.inverse_mass;  // m × 6k
+  const SparseRowMatrix product = response.cwiseProduct(rows.normals);
   std::vector<int> kept;
   kept.reserve(ids.size());
   for (int r = 0; r < rows.m; ++r) {
     const Impl::Point& p = s.points[ids[r]];
-    const double w = response.row(r).dot(rows.normals.row(r));
+    const double w = product.row(r).sum();  // J_r M⁻¹ J_rᵀ
     const Eigen::Vector3d n = to_eigen(p.point->m_normalWorldOnB).normalized();
     double free = 0.0;
     const auto add = [&](const btRigidBody* body, const btVector3& point) {
@@ -962,7 +1065,7 @@ struct RigidCluster {
     // (the propagative law is frictionless; the base solver's friction acts
     // at the points it leaves closed). Complete outcomes are hidden from
     // MLCP bases only (Impl::hide_complete).
-    bool complete = s.hide_complete && s.rows.joint_rows.rows() == 0;
+    bool complete = s.hide_complete && !s.rows.jointed();
     if (!routh)
       for (const int id : ids) complete = complete && s.points[static_cast<size_t>(id)].point->m_combinedFriction == 0;
     if (!apply_outcome(s, members, ids, after, cluster.threshold, h, complete)) return false;
@@ -1056,7 +1159,7 @@ void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_
     // body wedged between opposite mesh faces, whose Baumgarte pushes an
     // MLCP base resolves with a gain: fuzz_worlds seed 2027 world 67266),
     // which the base solver then does not push either.
-    const bool keep_rest = rows.joint_rows.rows() > 0;
+    const bool keep_rest = rows.jointed();
     const Eigen::VectorXd rest = depth - rows.normals * displacement;
     for (int j = 0; j < rows.k; ++j) move_body(*s.bodies[members[j]], displacement.segment<6>(6 * j));
     // An overlap no push can clear stays protected while it lasts (the
@@ -1308,8 +1411,9 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
     prediction.sample_seed = routh_seed(s, config_, members);
     const Impl::Rows& rows = s.rows;
     for (const int j : members) prediction.bodies.push_back(s.bodies[j]);
+    const Eigen::VectorXd u_rows = rows.normals * rows.admissible + rows.offsets;
     for (int r = 0; r < m; ++r) {
-      const double u = rows.normals.row(r).dot(rows.admissible) + rows.offsets[r];
+      const double u = u_rows[r];
       ImpactReport::Contact contact = report_contact(s.points[ids[r]], -u);
       contact.tangent1 = to_bullet(rows.t1[static_cast<size_t>(r)]);
       contact.tangent2 = to_bullet(rows.t2[static_cast<size_t>(r)]);

@@ -76,33 +76,17 @@ bool is_infinite_interval(double lower, double upper) {
   return lower <= -kInfiniteBound && upper >= kInfiniteBound;
 }
 
-void add_block(Eigen::RowVectorXd& out, int body, const btScalar* linear, const btScalar* angular) {
-  const Eigen::Index c = 6 * static_cast<Eigen::Index>(body);
-  for (int i = 0; i < 3; ++i) {
-    out[c + i] += static_cast<double>(linear[i]);
-    out[c + 3 + i] += static_cast<double>(angular[i]);
-  }
-}
-
 }  // namespace
 
-int append_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_constraints,
-                                const std::function<int(const btRigidBody*)>& body_index,
-                                int num_bodies, const btContactSolverInfo& info,
-                                Eigen::MatrixXd& G, Eigen::VectorXd* offsets) {
+int collect_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_constraints,
+                                 const std::function<int(const btRigidBody*)>& body_index,
+                                 int num_bodies, const btContactSolverInfo& info, std::vector<JointRow>& rows) {
   if (num_constraints < 0 || num_bodies < 0)
     throw std::invalid_argument("append_bilateral_joint_rows: negative count");
   if (num_constraints > 0 && constraints == nullptr)
     throw std::invalid_argument("append_bilateral_joint_rows: null constraint array");
   if (!(info.m_timeStep > btScalar(0)))
     throw std::invalid_argument("append_bilateral_joint_rows: m_timeStep must be positive");
-  const Eigen::Index n = 6 * static_cast<Eigen::Index>(num_bodies);
-  if (G.rows() == 0) {
-    G.resize(0, n);
-  } else if (G.cols() != n) {
-    throw std::invalid_argument("append_bilateral_joint_rows: G has " + std::to_string(G.cols()) +
-                                " columns, the cluster " + std::to_string(n));
-  }
 
   const btRigidBody* const fixed_body = &btTypedConstraint::getFixedBody();
   const auto index_of = [&](const btRigidBody& body) -> int {
@@ -114,14 +98,7 @@ int append_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_c
     return index;
   };
 
-  if (offsets != nullptr && offsets->size() != G.rows())
-    throw std::invalid_argument("append_bilateral_joint_rows: offsets has " +
-                                std::to_string(offsets->size()) + " entries, G " +
-                                std::to_string(G.rows()) + " rows");
-
   RowScratch scratch;
-  std::vector<Eigen::RowVectorXd> rows;
-  std::vector<double> row_offsets;
   // c of one side outside the cluster: J·[v, ω] at the body's velocity.
   const auto outside = [&](const btRigidBody& body, const btScalar* linear, const btScalar* angular) {
     if (&body == fixed_body) return 0.0;
@@ -132,6 +109,15 @@ int append_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_c
       sum += double(linear[i]) * double(v[i]) + double(angular[i]) * double(w[i]);
     return sum;
   };
+  const auto block = [](const btScalar* linear, const btScalar* angular) {
+    Eigen::Matrix<double, 1, 6> g;
+    for (int i = 0; i < 3; ++i) {
+      g[i] = static_cast<double>(linear[i]);
+      g[3 + i] = static_cast<double>(angular[i]);
+    }
+    return g;
+  };
+  const size_t before = rows.size();
   for (int c = 0; c < num_constraints; ++c) {
     btTypedConstraint* constraint = constraints[c];
     if (constraint == nullptr || !constraint->isEnabled()) continue;
@@ -159,25 +145,59 @@ int append_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_c
       const double lower = std::max(static_cast<double>(row[kLower]), -threshold);
       const double upper = std::min(static_cast<double>(row[kUpper]), threshold);
       if (!is_infinite_interval(lower, upper)) continue;
-      Eigen::RowVectorXd g = Eigen::RowVectorXd::Zero(n);
-      if (a >= 0) add_block(g, a, row + kJ1Linear, row + kJ1Angular);
-      if (b >= 0) add_block(g, b, row + kJ2Linear, row + kJ2Angular);
-      if (!g.allFinite() || (g.array() == 0.0).all()) continue;
-      rows.push_back(std::move(g));
+      JointRow g;
+      if (a >= 0) {
+        g.a = a;
+        g.on_a = block(row + kJ1Linear, row + kJ1Angular);
+      }
+      if (b >= 0) {
+        // The same body on both sides (never in Bullet) adds up on one block.
+        if (b == a) {
+          g.on_a += block(row + kJ2Linear, row + kJ2Angular);
+        } else {
+          g.b = b;
+          g.on_b = block(row + kJ2Linear, row + kJ2Angular);
+        }
+      }
+      if (!g.on_a.allFinite() || !g.on_b.allFinite()) continue;
+      if ((g.on_a.array() == 0.0).all() && (g.on_b.array() == 0.0).all()) continue;
       double c_row = 0.0;
       if (a < 0) c_row += outside(constraint->getRigidBodyA(), row + kJ1Linear, row + kJ1Angular);
       if (b < 0) c_row += outside(constraint->getRigidBodyB(), row + kJ2Linear, row + kJ2Angular);
-      row_offsets.push_back(std::isfinite(c_row) ? c_row : 0.0);
+      g.offset = std::isfinite(c_row) ? c_row : 0.0;
+      rows.push_back(g);
     }
   }
+  return static_cast<int>(rows.size() - before);
+}
 
+int append_bilateral_joint_rows(btTypedConstraint* const* constraints, int num_constraints,
+                                const std::function<int(const btRigidBody*)>& body_index,
+                                int num_bodies, const btContactSolverInfo& info,
+                                Eigen::MatrixXd& G, Eigen::VectorXd* offsets) {
+  if (num_bodies < 0) throw std::invalid_argument("append_bilateral_joint_rows: negative count");
+  const Eigen::Index n = 6 * static_cast<Eigen::Index>(num_bodies);
+  if (G.rows() == 0) {
+    G.resize(0, n);
+  } else if (G.cols() != n) {
+    throw std::invalid_argument("append_bilateral_joint_rows: G has " + std::to_string(G.cols()) +
+                                " columns, the cluster " + std::to_string(n));
+  }
+  if (offsets != nullptr && offsets->size() != G.rows())
+    throw std::invalid_argument("append_bilateral_joint_rows: offsets has " +
+                                std::to_string(offsets->size()) + " entries, G " +
+                                std::to_string(G.rows()) + " rows");
+  std::vector<JointRow> rows;
+  collect_bilateral_joint_rows(constraints, num_constraints, body_index, num_bodies, info, rows);
   const Eigen::Index old_rows = G.rows();
   G.conservativeResize(old_rows + static_cast<Eigen::Index>(rows.size()), n);
-  for (std::size_t i = 0; i < rows.size(); ++i) G.row(old_rows + static_cast<Eigen::Index>(i)) = rows[i];
-  if (offsets != nullptr) {
-    offsets->conservativeResize(G.rows());
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      (*offsets)[old_rows + static_cast<Eigen::Index>(i)] = row_offsets[i];
+  if (offsets != nullptr) offsets->conservativeResize(G.rows());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Eigen::Index r = old_rows + static_cast<Eigen::Index>(i);
+    G.row(r).setZero();
+    if (rows[i].a >= 0) G.block<1, 6>(r, 6 * rows[i].a) += rows[i].on_a;
+    if (rows[i].b >= 0) G.block<1, 6>(r, 6 * rows[i].b) += rows[i].on_b;
+    if (offsets != nullptr) (*offsets)[r] = rows[i].offset;
   }
   return static_cast<int>(rows.size());
 }

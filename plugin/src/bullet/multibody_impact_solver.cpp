@@ -398,6 +398,15 @@ struct Rows : internal::LawRows {
   std::vector<int> starts;  // first coordinate of each member's block
   int n = 0;
   std::vector<int> kept;    // points (indices into cluster ids) with a non-zero row
+  // Dense working copies of M⁻¹ (coupled), J and the tangent rows: the
+  // couplings between trees are solved densely over the cluster's
+  // coordinates; the law gets the sparse LawRows made from them (sparse()).
+  Eigen::MatrixXd metric, dense_normals, dense_tangents;
+  void sparse() {
+    inverse_mass = metric.sparseView();
+    normals = dense_normals.sparseView();
+    tangents = dense_tangents.sparseView();
+  }
 };
 
 // `per_point` rows for each kept point of `layout`, row r along
@@ -612,7 +621,7 @@ struct MultibodyCluster {
     }
 
     // Inverse inertia and mid-step velocity (header, "Step order").
-    rows.inverse_mass.setZero(rows.n, rows.n);
+    rows.metric.setZero(rows.n, rows.n);
     rows.admissible.resize(rows.n);
     base_velocity.resize(rows.n);
     std::vector<int> rigid_local;  // rigid members' positions in `order`
@@ -642,11 +651,11 @@ struct MultibodyCluster {
           return fail("articulated-body inverse inertia is not finite or not symmetric (asymmetry " +
                    std::to_string(asymmetry) + " of " + std::to_string(scale) + ")");
         }
-        rows.inverse_mass.block(o, o, f, f) = 0.5 * (block + block.transpose());
+        rows.metric.block(o, o, f, f) = 0.5 * (block + block.transpose());
       } else {
         const btRigidBody& body = *node.rigid;
         rigid_local.push_back(q);
-        rows.inverse_mass.block<6, 6>(o, o) = internal::body_inverse_mass(body);
+        rows.metric.block<6, 6>(o, o) = internal::body_inverse_mass(body);
         Eigen::Matrix<double, 6, 1> v;
         v << to_eigen(s.source.linear(body)), to_eigen(s.source.angular(body));
         base_velocity.segment<6>(o) = v;
@@ -726,8 +735,8 @@ struct MultibodyCluster {
         }
         Eigen::MatrixXd coupled;
         Eigen::VectorXd correction;
-        couple(rows.inverse_mass, G, G * rows.admissible + offset, coupled, correction);
-        rows.inverse_mass = coupled;
+        couple(rows.metric, G, G * rows.admissible + offset, coupled, correction);
+        rows.metric = coupled;
         rows.admissible -= correction;
       }
     }
@@ -769,8 +778,8 @@ struct MultibodyCluster {
         G_full.middleCols(o0, 6 * nr) = G;
         Eigen::MatrixXd coupled;
         Eigen::VectorXd correction;
-        couple(rows.inverse_mass, G_full, G_full * rows.admissible, coupled, correction);
-        rows.inverse_mass = coupled;
+        couple(rows.metric, G_full, G_full * rows.admissible, coupled, correction);
+        rows.metric = coupled;
         rows.admissible -= correction;
       }
     }
@@ -782,12 +791,12 @@ struct MultibodyCluster {
       rows.kept.push_back(r);
       normals.push_back(s.points[c.ids[r]].point->m_normalWorldOnB);
     }
-    build_rows(s, c, local, rows, 1, normals, rows.normals, rows.offsets);
+    build_rows(s, c, local, rows, 1, normals, rows.dense_normals, rows.offsets);
     {
       std::vector<int> kept;
       std::vector<btVector3> kept_normals;
-      for (int r = 0; r < rows.normals.rows(); ++r) {
-        const double free_part = rows.normals.row(r).cwiseAbs().maxCoeff();
+      for (int r = 0; r < rows.dense_normals.rows(); ++r) {
+        const double free_part = rows.dense_normals.row(r).cwiseAbs().maxCoeff();
         if (free_part > kZeroRowTolerance) {  // absolute: entries are unit-normal components and lever arms [m]
           kept.push_back(rows.kept[r]);
           kept_normals.push_back(normals[r]);
@@ -796,7 +805,7 @@ struct MultibodyCluster {
       if (kept.size() != rows.kept.size()) {
         rows.kept = kept;
         normals = kept_normals;
-        build_rows(s, c, local, rows, 1, normals, rows.normals, rows.offsets);
+        build_rows(s, c, local, rows, 1, normals, rows.dense_normals, rows.offsets);
       }
     }
     const int m = static_cast<int>(rows.kept.size());
@@ -811,7 +820,7 @@ struct MultibodyCluster {
       Eigen::VectorXd axis_b;
       build_rows(s, c, local, rows, 3, axes, axis_rows, axis_b);
       const Eigen::VectorXd relative = axis_rows * rows.admissible + axis_b;
-      const Eigen::VectorXd u = rows.normals * rows.admissible + rows.offsets;
+      const Eigen::VectorXd u = rows.dense_normals * rows.admissible + rows.offsets;
       const double approach = std::max(0.0, -u.minCoeff());
       std::vector<btVector3> tangents;  // t1, t2 of contact r at 2r, 2r + 1
       rows.friction.resize(m);
@@ -829,8 +838,9 @@ struct MultibodyCluster {
         tangents.push_back(to_bullet(t2));
         rows.friction[r] = std::max(0.0, double(s.points[c.ids[rows.kept[r]]].point->m_combinedFriction));
       }
-      build_rows(s, c, local, rows, 2, tangents, rows.tangents, rows.tangent_offsets);
+      build_rows(s, c, local, rows, 2, tangents, rows.dense_tangents, rows.tangent_offsets);
     }
+    rows.sparse();
     assembled = true;
     return {};
   }
@@ -840,7 +850,7 @@ struct MultibodyCluster {
   ImpactReport::Contact contact(int row, double approach) const {
     return report_contact(s.points[c.ids[rows.kept[row]]], approach);
   }
-  double energy_before() const { return kinetic_energy(rows.inverse_mass, rows.admissible); }
+  double energy_before() const { return kinetic_energy(rows.metric, rows.admissible); }
   internal::LawInputs law_inputs(const internal::ClusterPlan& plan) {
     const int m = rows.contacts();
     internal::LawInputs inputs;
@@ -861,7 +871,7 @@ struct MultibodyCluster {
   }
   // The projections onto couplings and joints are part of δ = v⁺ − v*.
   Eigen::VectorXd complete(const Eigen::VectorXd& law_velocity) const { return law_velocity; }
-  double energy(const Eigen::VectorXd& velocity) const { return kinetic_energy(rows.inverse_mass, velocity); }
+  double energy(const Eigen::VectorXd& velocity) const { return kinetic_energy(rows.metric, velocity); }
 
   // The written velocities: v_post + δ (multibody), v + δ (rigid).
   bool check(const Eigen::VectorXd& after, ImpactReport& report, ImpactStats&) {
@@ -914,7 +924,7 @@ struct MultibodyCluster {
     Eigen::VectorXd depth(m);
     for (int r = 0; r < m; ++r)
       depth[r] = -double(s.points[c.ids[rows.kept[r]]].point->getDistance()) -
-                 std::max(0.0, rows.normals.row(r).dot(after) + rows.offsets[r]) * h;
+                 std::max(0.0, rows.dense_normals.row(r).dot(after) + rows.offsets[r]) * h;
     const Eigen::VectorXd displacement =
         simpact::internal::separation_displacement(rows.normals, rows.inverse_mass, depth);
     if (!displacement.allFinite()) return false;
@@ -960,7 +970,7 @@ struct MultibodyCluster {
     for (const int id : c.ids) internal::BaseSolverHandoff::forget(*s.points[id].point);
     for (int r = 0; r < m; ++r) {
       const Impl::Point& p = s.points[c.ids[rows.kept[r]]];
-      if (p.manifold != nullptr && rows.normals.row(r).dot(after) + rows.offsets[r] > plan.threshold)
+      if (p.manifold != nullptr && rows.dense_normals.row(r).dot(after) + rows.offsets[r] > plan.threshold)
         s.hidden.emplace_back(p.manifold, p.index);
     }
     applied = after;
@@ -988,7 +998,7 @@ struct MultibodyCluster {
     report.offsets = rows.starts;
     if (assembled) {
       report.velocity_before = rows.admissible;
-      report.normals = rows.normals;
+      report.normals = rows.dense_normals;
       report.normal_offsets = rows.offsets;
     }
     if (!report.fallback_to_base) report.velocity_after = applied;

@@ -4,6 +4,7 @@
 
 #include <Eigen/QR>
 
+#include <algorithm>
 #include <vector>
 
 namespace simpact::internal {
@@ -66,13 +67,77 @@ Eigen::VectorXd separation_impulses(const Eigen::MatrixXd& W, const Eigen::Vecto
   return active_set_impulses(W, depth, largest);
 }
 
-Eigen::VectorXd separation_displacement(const Eigen::MatrixXd& normals,
-                                        const Eigen::MatrixXd& inverse_mass,
+Eigen::VectorXd separation_impulses(const SparseColMatrix& W, const Eigen::VectorXd& depth) {
+  const Eigen::Index m = depth.size();
+  Eigen::VectorXd mu = Eigen::VectorXd::Zero(m);
+  if (m == 0) return mu;
+  const double largest = depth.maxCoeff();
+  if (!(largest > 0.0)) return mu;
+  std::vector<char> active(static_cast<size_t>(m));
+  for (Eigen::Index r = 0; r < m; ++r) active[static_cast<size_t>(r)] = depth[r] > 0.0;
+  std::vector<int> parent(static_cast<size_t>(m));
+  std::vector<std::vector<Eigen::Index>> components;
+  std::vector<int> component_of(static_cast<size_t>(m));
+  const auto root = [&](int i) {
+    while (parent[static_cast<size_t>(i)] != i)
+      i = parent[static_cast<size_t>(i)] = parent[static_cast<size_t>(parent[static_cast<size_t>(i)])];
+    return i;
+  };
+  for (Eigen::Index round = 0; round <= m; ++round) {
+    // Components of W on the active rows (union–find, lower index as root,
+    // so the split and its order depend on (W, d) alone).
+    for (Eigen::Index r = 0; r < m; ++r) parent[static_cast<size_t>(r)] = static_cast<int>(r);
+    for (Eigen::Index c = 0; c < W.outerSize(); ++c) {
+      if (!active[static_cast<size_t>(c)]) continue;
+      for (SparseColMatrix::InnerIterator it(W, c); it; ++it) {
+        if (it.value() == 0.0 || !active[static_cast<size_t>(it.row())]) continue;
+        const int a = root(static_cast<int>(it.row())), b = root(static_cast<int>(c));
+        if (a != b) parent[static_cast<size_t>(std::max(a, b))] = std::min(a, b);
+      }
+    }
+    components.clear();
+    for (Eigen::Index r = 0; r < m; ++r) {
+      if (!active[static_cast<size_t>(r)]) continue;
+      const int top = root(static_cast<int>(r));
+      if (top == r) {
+        component_of[static_cast<size_t>(r)] = static_cast<int>(components.size());
+        components.emplace_back();
+      }
+      components[static_cast<size_t>(component_of[static_cast<size_t>(top)])].push_back(r);
+    }
+    mu.setZero();
+    for (const std::vector<Eigen::Index>& rows : components) {
+      const Eigen::Index a = static_cast<Eigen::Index>(rows.size());
+      Eigen::MatrixXd Waa(a, a);
+      Eigen::VectorXd da(a);
+      for (Eigen::Index j = 0; j < a; ++j) {
+        da[j] = depth[rows[static_cast<size_t>(j)]];
+        for (Eigen::Index i = 0; i < a; ++i)
+          Waa(i, j) = W.coeff(rows[static_cast<size_t>(i)], rows[static_cast<size_t>(j)]);
+      }
+      const Eigen::VectorXd ma = separation_impulses(Waa, da);
+      for (Eigen::Index j = 0; j < a; ++j) mu[rows[static_cast<size_t>(j)]] = ma[j];
+    }
+    const Eigen::VectorXd left = depth - W * mu;
+    bool joined = false;
+    for (Eigen::Index r = 0; r < m; ++r)
+      if (!active[static_cast<size_t>(r)] && left[r] > kSeparationConvergence * largest) {
+        active[static_cast<size_t>(r)] = 1;
+        joined = true;
+      }
+    if (!joined) break;
+  }
+  return mu;
+}
+
+Eigen::VectorXd separation_displacement(const SparseRowMatrix& normals,
+                                        const SparseColMatrix& inverse_mass,
                                         const Eigen::VectorXd& depth) {
   if (depth.size() == 0 || !(depth.maxCoeff() > 0.0)) return Eigen::VectorXd::Zero(inverse_mass.rows());
-  const Eigen::MatrixXd response = inverse_mass * normals.transpose();  // n × m
-  Eigen::MatrixXd W = normals * response;
-  W = (0.5 * (W + W.transpose())).eval();
+  const SparseColMatrix transposed = normals.transpose();
+  const SparseColMatrix response = inverse_mass * transposed;  // n × m
+  const SparseColMatrix product = normals * response;
+  const SparseColMatrix W = 0.5 * (product + SparseColMatrix(product.transpose()));
   return response * separation_impulses(W, depth);
 }
 
