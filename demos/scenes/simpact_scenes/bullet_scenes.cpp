@@ -149,6 +149,29 @@ Scene ball_chain(BulletWorld& world, int balls, double speed, double restitution
   return newtons_cradle(world, chain);
 }
 
+Scene joint_chain(BulletWorld& world, int links, double speed, double restitution) {
+  require(links >= 1, "joint_chain needs at least one link");
+  require_positive(speed, "joint_chain speed");
+  require_restitution(restitution);
+  prepare(world, Gravity::kOff);
+  Scene scene;
+  const double diameter = 2.0 * kBallRadius;
+  double x = 0.0;
+  for (int i = 0; i <= links; ++i) {
+    BodyOptions ball = dynamic_body(kUnitMass, restitution, false);
+    ball.friction = 0.0;
+    ball.never_sleep = true;
+    if (i > 0) x = place_after(x, diameter);
+    ball.position.x() = x;
+    if (i == 0) ball.velocity.x() = speed;
+    btRigidBody* body = world.add_sphere(kBallRadius, ball);
+    if (i > 1)
+      world.add_point2point(scene.bodies.back(), body, Eigen::Vector3d(x - kBallRadius, 0.0, 0.0));
+    scene.bodies.push_back(body);
+  }
+  return scene;
+}
+
 Scene ball_drop(BulletWorld& world, double height, double restitution) {
   return drop_onto_ground(world, "ball_drop", height, restitution, kDropBallRadius,
                           [&world](const BodyOptions& ball) {
@@ -223,6 +246,7 @@ Scene billiard_break(BulletWorld& world, const BilliardOptions& options) {
   require(std::isfinite(options.friction) && options.friction >= 0.0,
           "billiard_break: friction must be >= 0");
   require(std::isfinite(options.gap) && options.gap >= 0.0, "billiard_break: gap must be >= 0");
+  require(options.rows >= 1, "billiard_break: rows must be >= 1");
   prepare(world, Gravity::kOn);
   Scene scene;
   scene.ground = add_ground(world);
@@ -241,8 +265,7 @@ Scene billiard_break(BulletWorld& world, const BilliardOptions& options) {
   // open gaps that Bullet would report as no contact.
   const double apex = place_after(0.0, 2.0 * r + options.gap);
   const double pitch = r * (1.0 - kRackOverlap);
-  constexpr int kRows = 5;
-  for (int row = 0; row < kRows; ++row) {
+  for (int row = 0; row < options.rows; ++row) {
     for (int j = 0; j <= row; ++j) {
       add_ball(apex + row * std::sqrt(3.0) * pitch, (2 * j - row) * pitch, 0.0);
     }

@@ -67,6 +67,15 @@ Scene newtons_cradle(BulletWorld& world, const CradleOptions& options);
 Scene ball_chain(BulletWorld& world, int balls = 100, double speed = 1.0,
                  double restitution = 1.0);
 
+/// A chain of `links` free balls (radius 0.05 m, 1 kg) along +x, each held
+/// to the next by a ball joint at their touching point (collisions between
+/// linked balls off), struck end-on by a free ball of the same kind that
+/// touches the first link at `speed`; no gravity. The joints make the chain
+/// one rigid rod along x, so an impact of restitution R is a two-body
+/// impact: the striker leaves at (1 − R N)/(1 + N)·speed and every link at
+/// (1 + R)/(1 + N)·speed. Bodies: {striker, links in order along x}.
+Scene joint_chain(BulletWorld& world, int links, double speed = 1.0, double restitution = 1.0);
+
 /// A ball (radius 0.1 m, 1 kg) whose bottom is `height` above the ground,
 /// at rest, under gravity. Bodies: {ball}. strike_time = √(2 height / g).
 Scene ball_drop(BulletWorld& world, double height, double restitution);
@@ -101,11 +110,14 @@ struct BilliardOptions {
   /// 0: the break is pure impact, as in Seghete & Murphey 2014, §VII-A.
   double friction = 0.0;
   double gap = 0.0;            ///< between the cue ball and the apex ball [m]
+  /// Rows of the rack (≥ 1): rows·(rows + 1)/2 balls; 5 is the 15-ball
+  /// rack, 140 a hex-packed rack of 9870 (benchmark_scaling).
+  int rows = 5;
 };
 
-/// Billiard break on a table (the ground): a 15-ball triangular rack of
-/// touching balls, apex towards −x, and the cue ball on the x axis heading
-/// for the apex. Bodies: {cue, rack row by row (row k has k + 1 balls,
+/// Billiard break on a table (the ground): a triangular rack of touching
+/// balls (options.rows rows, 15 balls by default), apex towards −x, and the
+/// cue ball on the x axis heading for the apex. Bodies: {cue, rack row by row (row k has k + 1 balls,
 /// ordered by z)}. strike_time = gap / speed.
 Scene billiard_break(BulletWorld& world, const BilliardOptions& options = {});
 

@@ -172,6 +172,25 @@ struct PredictedSet {
 PredictedSet predict_set(const LawRows& rows, bool finite, const ClusterPlan& plan, const ImpactSettings& settings,
                          std::uint64_t seed, const RouthSetParameters& set);
 
+// ── apply ───────────────────────────────────────────────────────────────────
+
+/// Overlaps the position-level separation (core/separation.h) leaves alone
+/// [m]: 1 nm is 7 orders of magnitude below Bullet's collision margin
+/// (0.04 m) and contact-breaking threshold (0.02 m), and the base solver's
+/// Baumgarte push on it, m_erp·d/h = 0.2 · 1e-9 m · 240 Hz ≈ 5e-8 m/s,
+/// gives a 1 kg body ~1e-15 J. Bodies placed exactly touching (a chain, a
+/// rack) report rounding-level overlaps (~1e-16 m) at every contact;
+/// pushing them apart cost a sparse solve over the whole cluster.
+inline constexpr double kNegligibleOverlap = 1e-9;
+
+/// Depths d (positive: overlap still to clear) with the positive ones
+/// below kNegligibleOverlap set to 0 (kept closed, not pushed apart).
+inline Eigen::VectorXd without_negligible_overlaps(Eigen::VectorXd depth) {
+  for (Eigen::Index r = 0; r < depth.size(); ++r)
+    if (depth[r] > 0.0 && depth[r] < kNegligibleOverlap) depth[r] = 0.0;
+  return depth;
+}
+
 // ── report ──────────────────────────────────────────────────────────────────
 
 /// Appends `text` to a report's message ("; " between parts).

@@ -686,8 +686,8 @@ constexpr double kSeparationMaxRotation = 0.05;
 // turning (capping it left a y-locked capsule's overlap to the base
 // solver's Baumgarte push, which sped it up from 1.1 to 2.4 m/s).
 Eigen::VectorXd separation_push(const Impl::Rows& rows, const Eigen::VectorXd& depth) {
-  Eigen::VectorXd displacement =
-      simpact::internal::separation_displacement(rows.normals, rows.inverse_mass, depth);
+  Eigen::VectorXd displacement = simpact::internal::separation_displacement(
+      rows.normals, rows.inverse_mass, internal::without_negligible_overlaps(depth));
   if (rows.jointed()) {
     double turn = 0.0;
     for (int j = 0; j < rows.k; ++j) turn = std::max(turn, displacement.segment<3>(6 * j + 3).norm());
@@ -1123,7 +1123,7 @@ void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_
   std::vector<int> ids;
   for (int id = 0; id < static_cast<int>(s.points.size()); ++id) {
     Impl::Point& p = s.points[static_cast<size_t>(id)];
-    if (p.manifold == nullptr || !(p.point->getDistance() < 0)) continue;
+    if (p.manifold == nullptr || !(p.point->getDistance() < -internal::kNegligibleOverlap)) continue;
     if (!std::binary_search(s.rested.begin(), s.rested.end(), body_pair(p))) continue;
     p.a = s.index_of(p.body_a);
     p.b = s.index_of(p.body_b);
@@ -1151,6 +1151,7 @@ void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_
       const Impl::Point& p = s.points[group_ids[r]];
       depth[r] = -double(p.point->getDistance()) - std::max(0.0, p.u) * double(info.m_timeStep);
     }
+    depth = internal::without_negligible_overlaps(depth);
     if (!rows_finite(rows, false)) continue;
     const Eigen::VectorXd displacement = separation_push(rows, depth);
     if (!displacement.allFinite()) continue;  // left to the base solver, as in stock

@@ -926,7 +926,8 @@ struct MultibodyCluster {
       depth[r] = -double(s.points[c.ids[rows.kept[r]]].point->getDistance()) -
                  std::max(0.0, rows.dense_normals.row(r).dot(after) + rows.offsets[r]) * h;
     const Eigen::VectorXd displacement =
-        simpact::internal::separation_displacement(rows.normals, rows.inverse_mass, depth);
+        simpact::internal::separation_displacement(rows.normals, rows.inverse_mass,
+                                                   internal::without_negligible_overlaps(depth));
     if (!displacement.allFinite()) return false;
 
     // Apply: velocities and displacements, then the hand-off of the points.

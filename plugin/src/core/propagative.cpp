@@ -204,7 +204,7 @@ class Resolution {
         set_status(Status::kReflectionCapReached,
                    (stop == Stop::kCap ? "reflection cap of " + std::to_string(r.reflection_cap) +
                                              " reached with contacts still approaching"
-                                       : jam_message_) +
+                                       : jam_message()) +
                        "; returned the plastic outcome");
         if (!ensure_plastic()) return;
         ws_.add_leaf(ws_.lambda_plastic, ws_.v_plastic, {});
@@ -419,23 +419,28 @@ class Resolution {
   }
 
   // Longest allowed run of alternating reflections of the pair (a, b), see
-  // propagative.h "Termination"; sets jam_message_ for when it is exceeded.
+  // propagative.h "Termination"; remembers the pair for jam_message (the
+  // message is written only if the run is exceeded: formatting it for every
+  // new pair cost more than the reflections of a 1000-ball chain).
   std::int64_t pair_run_limit(int a, int b) {
-    const double c = normalized_coupling(a, b);
-    const std::int64_t bound = pair_reflection_bound(c);
+    jam_ = {a, b, normalized_coupling(a, b), 0};
+    jam_.bound = pair_reflection_bound(jam_.coupling);
+    return jam_.bound > kMaxPairRun ? kMaxPairRun : jam_.bound + kPairRunSlack;
+  }
+
+  // Why the last pair's run was stopped (pair_run_limit).
+  std::string jam_message() const {
     std::ostringstream os;
     os.precision(6);
-    if (bound > kMaxPairRun) {
-      os << "contacts " << a << " and " << b << " are jammed: their normals are nearly opposite (c = "
-         << c << ", Theorem 1 bound " << bound << " > kMaxPairRun = " << kMaxPairRun
+    if (jam_.bound > kMaxPairRun) {
+      os << "contacts " << jam_.a << " and " << jam_.b << " are jammed: their normals are nearly opposite (c = "
+         << jam_.coupling << ", Theorem 1 bound " << jam_.bound << " > kMaxPairRun = " << kMaxPairRun
          << ") and they alternated " << kMaxPairRun << " times";
-      jam_message_ = os.str();
-      return kMaxPairRun;
+    } else {
+      os << "contacts " << jam_.a << " and " << jam_.b << " alternated more than Theorem 1's bound of " << jam_.bound
+         << " reflections for a pair (+" << kPairRunSlack << "): rounding keeps them in a loop, a jam";
     }
-    os << "contacts " << a << " and " << b << " alternated more than Theorem 1's bound of " << bound
-       << " reflections for a pair (+" << kPairRunSlack << "): rounding keeps them in a loop, a jam";
-    jam_message_ = os.str();
-    return bound + kPairRunSlack;
+    return os.str();
   }
 
   Stop run_single_policy() {
@@ -745,7 +750,11 @@ class Resolution {
   internal::ContactSpace& space_;
   const int m_;
   bool plastic_ready_ = false;
-  std::string jam_message_;
+  struct JamPair {
+    int a = -1, b = -1;
+    double coupling = 0.0;
+    std::int64_t bound = 0;
+  } jam_;
 };
 
 }  // namespace

@@ -42,10 +42,19 @@ inline constexpr double kSeparationConvergence = 1e-9;
 /// ≥ 0; the result is a function of (W, d) alone.
 Eigen::VectorXd separation_impulses(const Eigen::MatrixXd& W, const Eigen::VectorXd& depth);
 
+/// Components of the sparse separation_impulses up to this many rows are
+/// solved densely (Lemke, as separation_impulses on a dense W); larger ones
+/// by an active-set iteration with sparse LDLᵀ solves, falling back to the
+/// dense LCP when it does not settle. Lemke costs ~m³ (a touching chain of
+/// 1000 balls with rounding-level overlaps at every contact: 1.5 s); the
+/// sparse solve of a chain's tridiagonal W costs O(m). 64 rows keep every
+/// cluster of a few bodies on the reference path (Lemke on 64 rows: ~0.3 ms).
+inline constexpr Eigen::Index kDenseSeparationRows = 64;
+
 /// μ of the same LCP for a sparse W (symmetric PSD), solved only where it
 /// has to be: an active set S starts as the rows with d_r > 0 and splits
 /// into the connected components of W restricted to S; each component's
-/// dense LCP is separation_impulses; a row outside S whose depth the push
+/// LCP is solved as kDenseSeparationRows says; a row outside S whose depth the push
 /// leaves above kSeparationConvergence × max d joins S, and the components
 /// are solved again (each round adds a row, so at most m rounds; one in a
 /// pile where pushes clear the neighbours). With μ_r = 0 off S, the result

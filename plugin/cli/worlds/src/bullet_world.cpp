@@ -310,6 +310,19 @@ btPoint2PointConstraint* BulletWorld::add_point2point(btRigidBody* body,
   return raw;
 }
 
+btPoint2PointConstraint* BulletWorld::add_point2point(btRigidBody* a, btRigidBody* b,
+                                                      const Eigen::Vector3d& pivot_world) {
+  require(a != nullptr && b != nullptr && a != b, "point2point needs two different bodies");
+  require_finite(pivot_world, "pivot_world");
+  const btVector3 pivot = to_bullet(pivot_world);
+  auto constraint = std::make_unique<btPoint2PointConstraint>(
+      *a, *b, a->getCenterOfMassTransform().inverse() * pivot, b->getCenterOfMassTransform().inverse() * pivot);
+  world_->addConstraint(constraint.get(), true);
+  btPoint2PointConstraint* raw = constraint.get();
+  constraints_.push_back(std::move(constraint));
+  return raw;
+}
+
 void BulletWorld::step(double dt, int steps) {
   require(std::isfinite(dt) && dt > 0.0, "step: dt must be positive and finite");
   require(steps >= 0, "step: steps must be >= 0");

@@ -123,6 +123,10 @@ class BulletWorld {
   /// Ball joint holding `body`'s material point at `pivot_world` (now) to
   /// that fixed point of space.
   btPoint2PointConstraint* add_point2point(btRigidBody* body, const Eigen::Vector3d& pivot_world);
+  /// Ball joint holding the material points of `a` and `b` at `pivot_world`
+  /// (now) together; collisions between the two are off (Bullet's
+  /// disableCollisionsBetweenLinkedBodies), as a chain's links usually are.
+  btPoint2PointConstraint* add_point2point(btRigidBody* a, btRigidBody* b, const Eigen::Vector3d& pivot_world);
 
   /// `steps` fixed steps of dt: stepSimulation(dt, 1, dt) each, after moving
   /// every kinematic body by its velocity through its motion state.
