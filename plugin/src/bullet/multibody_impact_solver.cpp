@@ -398,33 +398,76 @@ struct Rows : internal::LawRows {
   std::vector<int> starts;  // first coordinate of each member's block
   int n = 0;
   std::vector<int> kept;    // points (indices into cluster ids) with a non-zero row
-  // Dense working copies of M⁻¹ (coupled), J and the tangent rows: the
-  // couplings between trees are solved densely over the cluster's
-  // coordinates; the law gets the sparse LawRows made from them (sparse()).
-  Eigen::MatrixXd metric, dense_normals, dense_tangents;
+  // M⁻¹ while it is assembled: one dense block per member (a tree's
+  // articulated-body inverse inertia over its free coordinates, a rigid
+  // body's 6 × 6), so memory is Σ f² for f coordinates per member; a
+  // cluster with couplings or rigid joints gets the dense coupled metric
+  // (`coupled`), the price of what the couplings join. sparse() gives the
+  // law its M⁻¹.
+  std::vector<Eigen::MatrixXd> blocks;
+  bool coupled = false;
+  Eigen::MatrixXd metric;  ///< the coupled M⁻¹ (coupled only)
+  /// The dense M⁻¹ of the blocks (for couple()); marks the metric coupled.
+  Eigen::MatrixXd& dense_metric() {
+    if (!coupled) {
+      metric.setZero(n, n);
+      for (size_t q = 0; q < blocks.size(); ++q)
+        metric.block(starts[q], starts[q], blocks[q].rows(), blocks[q].cols()) = blocks[q];
+      coupled = true;
+    }
+    return metric;
+  }
   void sparse() {
-    inverse_mass = metric.sparseView();
-    normals = dense_normals.sparseView();
-    tangents = dense_tangents.sparseView();
+    if (coupled) {
+      inverse_mass = metric.sparseView();
+      return;
+    }
+    std::vector<Eigen::Triplet<double>> entries;
+    for (size_t q = 0; q < blocks.size(); ++q)
+      for (Eigen::Index c = 0; c < blocks[q].cols(); ++c)
+        for (Eigen::Index r = 0; r < blocks[q].rows(); ++r)
+          if (blocks[q](r, c) != 0.0) entries.emplace_back(starts[q] + r, starts[q] + c, blocks[q](r, c));
+    inverse_mass.resize(n, n);
+    inverse_mass.setFromTriplets(entries.begin(), entries.end());
+  }
+  /// ½ vᵀ (M⁻¹)⁺ v [J], per block when uncoupled.
+  double energy(const Eigen::VectorXd& v) const {
+    if (coupled) return kinetic_energy(metric, v);
+    double e = 0.0;
+    for (size_t q = 0; q < blocks.size(); ++q) e += kinetic_energy(blocks[q], v.segment(starts[q], blocks[q].rows()));
+    return e;
   }
 };
 
 // `per_point` rows for each kept point of `layout`, row r along
-// directions[r] at the point kept[r / per_point] (normals: one per point).
+// directions[r] at the point kept[r / per_point] (normals: one per point),
+// sparse: a row holds the coordinates of its point's two members.
 void build_rows(Impl& s, const Cluster& c, const std::vector<int>& local, const Rows& layout,
-                int per_point, const std::vector<btVector3>& directions, Eigen::MatrixXd& rows,
+                int per_point, const std::vector<btVector3>& directions, SparseRowMatrix& rows,
                 Eigen::VectorXd& b) {
   const int m = static_cast<int>(directions.size());
-  rows.setZero(m, layout.n);
   b.setZero(m);
+  std::vector<Eigen::Triplet<double>> entries;
+  Eigen::RowVectorXd row = Eigen::RowVectorXd::Zero(layout.n);  // one row's scratch
   for (int r = 0; r < m; ++r) {
     const Impl::Point& p = s.points[c.ids[layout.kept[r / per_point]]];
     for (const Impl::Side* side : {&p.a, &p.b}) {
       const bool in = side->node >= 0;
       const int offset = in ? layout.starts[local[side->node]] : 0;
-      b[r] += add_side(s, *side, directions[r], rows.row(r), offset, in);
+      b[r] += add_side(s, *side, directions[r], row, offset, in);
+    }
+    for (const Impl::Side* side : {&p.a, &p.b}) {
+      if (side->node < 0) continue;
+      const int q = local[side->node];
+      const int end = q + 1 < static_cast<int>(layout.starts.size()) ? layout.starts[q + 1] : layout.n;
+      for (int k = layout.starts[q]; k < end; ++k) {
+        if (row[k] != 0.0) entries.emplace_back(r, k, row[k]);
+        row[k] = 0.0;
+      }
     }
   }
+  rows.resize(m, layout.n);
+  rows.setFromTriplets(entries.begin(), entries.end());
 }
 
 }  // namespace
@@ -621,7 +664,8 @@ struct MultibodyCluster {
     }
 
     // Inverse inertia and mid-step velocity (header, "Step order").
-    rows.metric.setZero(rows.n, rows.n);
+    rows.coupled = false;
+    rows.blocks.assign(order.size(), Eigen::MatrixXd());
     rows.admissible.resize(rows.n);
     base_velocity.resize(rows.n);
     std::vector<int> rigid_local;  // rigid members' positions in `order`
@@ -651,11 +695,11 @@ struct MultibodyCluster {
           return fail("articulated-body inverse inertia is not finite or not symmetric (asymmetry " +
                    std::to_string(asymmetry) + " of " + std::to_string(scale) + ")");
         }
-        rows.metric.block(o, o, f, f) = 0.5 * (block + block.transpose());
+        rows.blocks[static_cast<size_t>(q)] = 0.5 * (block + block.transpose());
       } else {
         const btRigidBody& body = *node.rigid;
         rigid_local.push_back(q);
-        rows.metric.block<6, 6>(o, o) = internal::body_inverse_mass(body);
+        rows.blocks[static_cast<size_t>(q)] = internal::body_inverse_mass(body);
         Eigen::Matrix<double, 6, 1> v;
         v << to_eigen(s.source.linear(body)), to_eigen(s.source.angular(body));
         base_velocity.segment<6>(o) = v;
@@ -735,7 +779,7 @@ struct MultibodyCluster {
         }
         Eigen::MatrixXd coupled;
         Eigen::VectorXd correction;
-        couple(rows.metric, G, G * rows.admissible + offset, coupled, correction);
+        couple(rows.dense_metric(), G, G * rows.admissible + offset, coupled, correction);
         rows.metric = coupled;
         rows.admissible -= correction;
       }
@@ -778,7 +822,7 @@ struct MultibodyCluster {
         G_full.middleCols(o0, 6 * nr) = G;
         Eigen::MatrixXd coupled;
         Eigen::VectorXd correction;
-        couple(rows.metric, G_full, G_full * rows.admissible, coupled, correction);
+        couple(rows.dense_metric(), G_full, G_full * rows.admissible, coupled, correction);
         rows.metric = coupled;
         rows.admissible -= correction;
       }
@@ -791,12 +835,14 @@ struct MultibodyCluster {
       rows.kept.push_back(r);
       normals.push_back(s.points[c.ids[r]].point->m_normalWorldOnB);
     }
-    build_rows(s, c, local, rows, 1, normals, rows.dense_normals, rows.offsets);
+    build_rows(s, c, local, rows, 1, normals, rows.normals, rows.offsets);
     {
       std::vector<int> kept;
       std::vector<btVector3> kept_normals;
-      for (int r = 0; r < rows.dense_normals.rows(); ++r) {
-        const double free_part = rows.dense_normals.row(r).cwiseAbs().maxCoeff();
+      for (int r = 0; r < rows.normals.rows(); ++r) {
+        double free_part = 0.0;
+        for (SparseRowMatrix::InnerIterator it(rows.normals, r); it; ++it)
+          free_part = std::max(free_part, std::abs(it.value()));
         if (free_part > kZeroRowTolerance) {  // absolute: entries are unit-normal components and lever arms [m]
           kept.push_back(rows.kept[r]);
           kept_normals.push_back(normals[r]);
@@ -805,7 +851,7 @@ struct MultibodyCluster {
       if (kept.size() != rows.kept.size()) {
         rows.kept = kept;
         normals = kept_normals;
-        build_rows(s, c, local, rows, 1, normals, rows.dense_normals, rows.offsets);
+        build_rows(s, c, local, rows, 1, normals, rows.normals, rows.offsets);
       }
     }
     const int m = static_cast<int>(rows.kept.size());
@@ -816,11 +862,11 @@ struct MultibodyCluster {
       for (int r = 0; r < m; ++r)
         for (const btVector3& e : {btVector3(1, 0, 0), btVector3(0, 1, 0), btVector3(0, 0, 1)})
           axes.push_back(e);
-      Eigen::MatrixXd axis_rows;
+      SparseRowMatrix axis_rows;
       Eigen::VectorXd axis_b;
       build_rows(s, c, local, rows, 3, axes, axis_rows, axis_b);
       const Eigen::VectorXd relative = axis_rows * rows.admissible + axis_b;
-      const Eigen::VectorXd u = rows.dense_normals * rows.admissible + rows.offsets;
+      const Eigen::VectorXd u = rows.normals * rows.admissible + rows.offsets;
       const double approach = std::max(0.0, -u.minCoeff());
       std::vector<btVector3> tangents;  // t1, t2 of contact r at 2r, 2r + 1
       rows.friction.resize(m);
@@ -838,7 +884,7 @@ struct MultibodyCluster {
         tangents.push_back(to_bullet(t2));
         rows.friction[r] = std::max(0.0, double(s.points[c.ids[rows.kept[r]]].point->m_combinedFriction));
       }
-      build_rows(s, c, local, rows, 2, tangents, rows.dense_tangents, rows.tangent_offsets);
+      build_rows(s, c, local, rows, 2, tangents, rows.tangents, rows.tangent_offsets);
     }
     rows.sparse();
     assembled = true;
@@ -850,7 +896,7 @@ struct MultibodyCluster {
   ImpactReport::Contact contact(int row, double approach) const {
     return report_contact(s.points[c.ids[rows.kept[row]]], approach);
   }
-  double energy_before() const { return kinetic_energy(rows.metric, rows.admissible); }
+  double energy_before() const { return rows.energy(rows.admissible); }
   internal::LawInputs law_inputs(const internal::ClusterPlan& plan) {
     const int m = rows.contacts();
     internal::LawInputs inputs;
@@ -871,7 +917,7 @@ struct MultibodyCluster {
   }
   // The projections onto couplings and joints are part of δ = v⁺ − v*.
   Eigen::VectorXd complete(const Eigen::VectorXd& law_velocity) const { return law_velocity; }
-  double energy(const Eigen::VectorXd& velocity) const { return kinetic_energy(rows.metric, velocity); }
+  double energy(const Eigen::VectorXd& velocity) const { return rows.energy(velocity); }
 
   // The written velocities: v_post + δ (multibody), v + δ (rigid).
   bool check(const Eigen::VectorXd& after, ImpactReport& report, ImpactStats&) {
@@ -921,10 +967,10 @@ struct MultibodyCluster {
     // point separating at u⁺ clears u⁺h of its overlap during the step
     // itself; only the rest counts (a tilted strike leaves a stopped striker
     // separating at ~1e-6 m/s, far too slow to clear millimetres).
+    const Eigen::VectorXd u_after = rows.normals * after + rows.offsets;
     Eigen::VectorXd depth(m);
     for (int r = 0; r < m; ++r)
-      depth[r] = -double(s.points[c.ids[rows.kept[r]]].point->getDistance()) -
-                 std::max(0.0, rows.dense_normals.row(r).dot(after) + rows.offsets[r]) * h;
+      depth[r] = -double(s.points[c.ids[rows.kept[r]]].point->getDistance()) - std::max(0.0, u_after[r]) * h;
     const Eigen::VectorXd displacement =
         simpact::internal::separation_displacement(rows.normals, rows.inverse_mass,
                                                    internal::without_negligible_overlaps(depth));
@@ -971,7 +1017,7 @@ struct MultibodyCluster {
     for (const int id : c.ids) internal::BaseSolverHandoff::forget(*s.points[id].point);
     for (int r = 0; r < m; ++r) {
       const Impl::Point& p = s.points[c.ids[rows.kept[r]]];
-      if (p.manifold != nullptr && rows.dense_normals.row(r).dot(after) + rows.offsets[r] > plan.threshold)
+      if (p.manifold != nullptr && u_after[r] > plan.threshold)
         s.hidden.emplace_back(p.manifold, p.index);
     }
     applied = after;
@@ -999,7 +1045,7 @@ struct MultibodyCluster {
     report.offsets = rows.starts;
     if (assembled) {
       report.velocity_before = rows.admissible;
-      report.normals = rows.dense_normals;
+      report.normals = Eigen::MatrixXd(rows.normals);
       report.normal_offsets = rows.offsets;
     }
     if (!report.fallback_to_base) report.velocity_after = applied;
