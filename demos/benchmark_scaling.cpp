@@ -28,7 +28,10 @@
 // peak alone. Timing is reported, never asserted.
 //
 // Usage: benchmark_scaling [--quick] [--csv FILE] [--svg FILE]
-//                          [--scene NAME] [--max-size N]
+//                          [--scene NAME] [--max-size N] [--steps N]
+//                          [--budget SECONDS]
+// --steps overrides the steps per run of the touching scenes (not the
+// pile), --budget the time limit of one run.
 // Exit status 0 unless a run crashed or ended non-finite; 64 for bad usage.
 #include <simpact_scenes/bullet_scenes.h>
 
@@ -115,9 +118,9 @@ double energy_error(const BulletWorld& world, const Scene&, double before) {
 }
 
 const std::array<Family, 5> kFamilies = {{
-    {"chain", {10, 100, 1000, 10000, 100000}, {10, 100, 1000}, kSteps,
+    {"chain", {10, 100, 1000, 10000, 100000}, {10, 100}, kSteps,
      [](BulletWorld& world, int n) { return simpact::scenes::ball_chain(world, n); }, chain_error},
-    {"cradle", {10, 100, 1000, 10000}, {10, 100}, kSteps,
+    {"cradle", {10, 100, 1000, 10000}, {10}, kSteps,
      [](BulletWorld& world, int n) {
        simpact::scenes::CradleOptions cradle;
        cradle.balls = n;
@@ -126,14 +129,14 @@ const std::array<Family, 5> kFamilies = {{
      },
      // The strings turn the balls by ω h in the step; ~1e-3 of the speed.
      chain_error},
-    {"rack", {5, 13, 44, 140}, {5, 13}, kSteps,
+    {"rack", {5, 13, 44, 140}, {5}, kSteps,
      [](BulletWorld& world, int rows) {
        simpact::scenes::BilliardOptions rack;
        rack.rows = rows;
        return simpact::scenes::billiard_break(world, rack);
      },
      energy_error},
-    {"joint_chain", {10, 30, 100, 300, 1000}, {10, 30}, kSteps,
+    {"joint_chain", {10, 30, 100, 300, 1000}, {10}, kSteps,
      [](BulletWorld& world, int n) { return simpact::scenes::joint_chain(world, n); },
      [](const BulletWorld&, const Scene& scene, double) {
        const double links = double(scene.bodies.size() - 1);
@@ -141,7 +144,7 @@ const std::array<Family, 5> kFamilies = {{
        expected[0] = (1.0 - links) / (1.0 + links);
        return max_velocity_error(scene, expected, 1.0);
      }},
-    {"pile", {10, 30, 100, 300, 1000}, {10, 30}, kPileSteps,
+    {"pile", {10, 30, 100, 300, 1000}, {10}, kPileSteps,
      [](BulletWorld& world, int n) {
        simpact::scenes::BoxPileOptions pile;
        pile.columns = std::max(1, static_cast<int>(std::lround(std::sqrt(double(n)))));
@@ -166,6 +169,8 @@ struct Message {
   std::int32_t steps = 0;
   double error = kNaN;
   std::int64_t impacts = 0, oversized = 0, fallbacks = 0;
+  std::int64_t largest_cluster = 0;  ///< contacts of the largest resolved cluster
+  std::int64_t lcps = 0;             ///< Routh increment LCPs of every impact
   double step_us[kMaxSteps] = {};
 };
 static_assert(kPileSteps <= kMaxSteps, "the message holds every step");
@@ -186,6 +191,10 @@ bool finite_state(const Scene& scene) {
     options.solver = contender != nullptr ? contender->solver : SolverKind::kStockSi;
     options.simpact.law = simpact::bullet::ImpactLaw::kAuto;
     options.simpact.routh.max_contacts = kPileRouthCap;
+    options.simpact.on_impact = [&message](const simpact::bullet::ImpactReport& report) {
+      message.largest_cluster = std::max<std::int64_t>(message.largest_cluster, std::int64_t(report.contacts.size()));
+      message.lcps += report.lcps;
+    };
     BulletWorld world(options);
     if (contender != nullptr) {  // nullptr: the empty world, memory baseline
       const Scene scene = family.build(world, size);
@@ -283,7 +292,7 @@ struct Point {
   int runs = 0;
   bool ok = false, timed_out = false, finite = true;
   double median_ms = kNaN, mean_ms = kNaN, max_ms = kNaN, peak_mb = kNaN, error = kNaN;
-  std::int64_t impacts = 0, oversized = 0, fallbacks = 0;
+  std::int64_t impacts = 0, oversized = 0, fallbacks = 0, largest_cluster = 0, lcps = 0;
 };
 
 double median(std::vector<double> values) {
@@ -325,6 +334,8 @@ Point measure(const Family& family, int size, const Contender& contender, int st
     point.impacts = m.impacts;
     point.oversized = m.oversized;
     point.fallbacks = m.fallbacks;
+    point.largest_cluster = m.largest_cluster;
+    point.lcps = m.lcps;
   }
   if (point.ok && !all.empty()) {
     point.median_ms = median(all);
@@ -423,6 +434,8 @@ int main(int argc, char** argv) {
   bool quick = false;
   std::string csv = "benchmark_scaling.csv", svg = "benchmark_scaling.svg", only;
   long max_size = std::numeric_limits<long>::max();
+  int steps_override = 0;
+  unsigned budget_override = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") {
@@ -435,12 +448,19 @@ int main(int argc, char** argv) {
       only = argv[++i];
     } else if (a == "--max-size" && i + 1 < argc) {
       max_size = std::atol(argv[++i]);
+    } else if (a == "--steps" && i + 1 < argc) {
+      steps_override = std::clamp(std::atoi(argv[++i]), 1, kMaxSteps);
+    } else if (a == "--budget" && i + 1 < argc) {
+      budget_override = static_cast<unsigned>(std::max(1, std::atoi(argv[++i])));
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--csv FILE] [--svg FILE] [--scene NAME] [--max-size N]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--quick] [--csv FILE] [--svg FILE] [--scene NAME] [--max-size N] [--steps N] "
+                   "[--budget SECONDS]\n",
+                   argv[0]);
       return 64;
     }
   }
-  const unsigned budget = quick ? kQuickRunBudget : kRunBudget;
+  const unsigned budget = budget_override > 0 ? budget_override : quick ? kQuickRunBudget : kRunBudget;
   const Run empty = run(kFamilies[0], 0, nullptr, 1, budget);
   const double baseline_mb = empty.peak_mb;
   std::printf("benchmark_scaling: %s, %d steps per run at %.0f Hz (pile %d), empty world %.1f MB\n",
@@ -451,7 +471,8 @@ int main(int argc, char** argv) {
   bool failed = false;
   for (const Family& family : kFamilies) {
     if (!only.empty() && only != family.name) continue;
-    const int steps = family.steps == kPileSteps && quick ? kQuickPileSteps : family.steps;
+    int steps = family.steps == kPileSteps && quick ? kQuickPileSteps : family.steps;
+    if (steps_override > 0 && family.steps != kPileSteps) steps = steps_override;
     for (const int size : quick ? family.quick_sizes : family.sizes) {
       if (size > max_size) continue;
       Point pair[2];
@@ -462,6 +483,8 @@ int main(int argc, char** argv) {
         if (!p.finite) note += " non-finite";
         if (p.oversized > 0) note += " " + std::to_string(p.oversized) + " over Routh cap";
         if (p.fallbacks > 0) note += " " + std::to_string(p.fallbacks) + " fallbacks";
+        if (p.largest_cluster > 0) note += " largest cluster " + std::to_string(p.largest_cluster);
+        if (p.lcps > 0) note += ", " + std::to_string(p.lcps) + " Routh LCPs";
         failed = failed || (!p.ok && !p.timed_out) || !p.finite;
         std::printf("%-12s %7d %-9s %9.3f %9.3f %9.3f %9.1f %10.2e %8lld %6d %s\n", family.name, p.bodies,
                     kContenders[c].label, p.median_ms, p.mean_ms, p.max_ms, p.peak_mb, p.error,
@@ -490,11 +513,12 @@ int main(int argc, char** argv) {
     }
   std::ofstream out(csv);
   out << "scene,size,bodies,solver,median_ms,mean_ms,max_ms,peak_mb,baseline_mb,error,impacts,oversized,fallbacks,"
-         "runs,ok,finite\n";
+         "largest_cluster,routh_lcps,runs,ok,finite\n";
   for (const Point& p : points)
     out << p.family->name << "," << p.size << "," << p.bodies << "," << p.contender->label << "," << p.median_ms << ","
         << p.mean_ms << "," << p.max_ms << "," << p.peak_mb << "," << baseline_mb << "," << p.error << ","
-        << p.impacts << "," << p.oversized << "," << p.fallbacks << "," << p.runs << "," << p.ok << ","
+        << p.impacts << "," << p.oversized << "," << p.fallbacks << "," << p.largest_cluster << "," << p.lcps << ","
+        << p.runs << "," << p.ok << ","
         << p.finite << "\n";
   write_svg(svg, points, baseline_mb);
   std::printf("wrote %s and %s\n", csv.c_str(), svg.c_str());

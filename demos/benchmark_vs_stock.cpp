@@ -2,14 +2,19 @@
 // propagative law and with the variational and Pasquero laws) against
 // Bullet's stock SI, NNCG and MLCP-Dantzig solvers on four scenes: the touching
 // cradle, a billiard break, a 10×10 pile of falling boxes and a touching
-// chain of 100 balls. For each: the median time per step and its ratio to
-// stock SI measured in the same invocation, the energy error and the momentum
-// error. Prints a table and a verdict per target of the issue (≤ 1.05× stock
-// SI on the box pile, whose few simultaneous impacts make simpact pure
-// overhead; ≤ 1.5× on the impact-heavy scenes) and writes a CSV.
+// chain of 100 balls. For each: the median, mean and max time per step and
+// their ratios to stock SI measured in the same invocation, the energy error
+// and the momentum error. The median hides the impact steps, where users
+// wait (a chain's one impact step is most of its cost), so the targets are
+// on the MEAN step: ≤ 1.05× stock SI on the box pile, whose few simultaneous
+// impacts make simpact pure overhead; ≤ 1.5× on the impact-heavy scenes. The
+// max is the median over runs of each run's largest step (the impact step
+// of the line scenes). Prints a table and a verdict per target and writes a
+// CSV.
 //
 // The development machine has 2 noisy cores shared with other jobs, so:
-// every run is a fresh world, the solvers of a scene run back to back in an
+// every run is a fresh world (after an untimed warm-up run in the same
+// process, so one-time code loading is not counted as step time), the solvers of a scene run back to back in an
 // order that rotates with each repetition, and a solver's figure is the
 // median over every step of all its runs. Each run is a child process, so a
 // crash is reported as such, and a run over its time budget can be stopped
@@ -52,7 +57,7 @@ using simpact::scenes::SolverKind;
 
 constexpr double kRate = 240.0;  // [Hz], the issue's step rate
 
-// The issue's targets on simpact's median time per step / stock SI's.
+// The targets on simpact's mean time per step / stock SI's.
 constexpr double kOverheadTarget = 1.05;
 constexpr double kImpactTarget = 1.5;
 
@@ -203,6 +208,16 @@ void send(int fd, const Message& message) {
     simpact::scenes::WorldOptions options;
     options.solver = contender.solver;  // simpact's base is options.base, stock SI by default
     options.simpact.law = contender.law;
+    {
+      // Warm-up, untimed: the same run in a world of its own. The first
+      // impact a process ever makes pays for bringing the code in (page
+      // faults, lazy symbol binding): on the 5-ball cradle ~150 us against
+      // ~30 us once warm (stock SI: ~50 against ~11), once per process, not
+      // per impact; a 24-step run would show it as a per-step cost.
+      BulletWorld warm(options);
+      spec.build(warm);
+      for (int i = 0; i < steps; ++i) warm.step(1.0 / kRate);
+    }
     BulletWorld world(options);
     const Scene scene = spec.build(world);
     const State before = measure(world, spec.momentum);
@@ -351,6 +366,7 @@ struct Result {
   int runs = 0;
   double seconds = 0.0;
   std::vector<double> step_us;  ///< every step of every completed run
+  std::vector<double> run_max_us;  ///< each completed run's largest step
   Run first;                    ///< the errors; Bullet is deterministic, so any run gives them
   bool timed_out = false;
   bool crashed = false;
@@ -366,7 +382,10 @@ struct Result {
     timed_out = timed_out || r.timed_out;
     crashed = crashed || r.crashed;
     finite = finite && r.finite;
-    if (r.completed) step_us.insert(step_us.end(), r.step_us.begin(), r.step_us.end());
+    if (r.completed) {
+      step_us.insert(step_us.end(), r.step_us.begin(), r.step_us.end());
+      if (!r.step_us.empty()) run_max_us.push_back(*std::max_element(r.step_us.begin(), r.step_us.end()));
+    }
   }
 };
 
@@ -377,6 +396,8 @@ struct Row {
   double median_ratio = kNotAvailable;  ///< to stock SI on the same scene
   double mean_us = kNotAvailable;
   double mean_ratio = kNotAvailable;
+  double max_us = kNotAvailable;  ///< median over runs of the run's largest step
+  double max_ratio = kNotAvailable;
   /// A timed-out run: the means are lower bounds (its finished steps and the
   /// one it was stopped in, over all the steps it should have made).
   bool mean_is_bound = false;
@@ -392,6 +413,7 @@ Row row_of(const Result& r, const Result& si) {
   if (r.measured()) {
     row.median_us = median(r.step_us);
     row.mean_us = mean(r.step_us);
+    row.max_us = median(r.run_max_us);
   } else if (r.timed_out) {
     row.mean_us = r.first.stepping_us_lower_bound / r.steps;
     row.mean_is_bound = true;
@@ -399,6 +421,7 @@ Row row_of(const Result& r, const Result& si) {
   if (si.measured()) {
     row.median_ratio = row.median_us / median(si.step_us);
     row.mean_ratio = row.mean_us / mean(si.step_us);
+    row.max_ratio = row.max_us / median(si.run_max_us);
   }
   row.energy_error = r.first.energy_error;
   if (r.scene->momentum != Momentum::kNotConserved) row.momentum_error = r.first.momentum_error;
@@ -415,9 +438,9 @@ std::string format(const char* pattern, double value, bool bound = false) {
 }
 
 void print_table(const std::vector<Row>& rows) {
-  const char* layout = "%-9s %-19s %5s %4s %10s %7s %11s %8s %10s %12s %7s  %s\n";
-  std::printf(layout, "scene", "solver", "steps", "runs", "median us", "x SI", "mean us", "x SI",
-              "energy err", "momentum err", "impacts", "status");
+  const char* layout = "%-9s %-19s %5s %4s %10s %7s %11s %8s %10s %8s %10s %12s %7s  %s\n";
+  std::printf(layout, "scene", "solver", "steps", "runs", "median us", "x SI", "mean us", "x SI", "max us",
+              "x SI", "energy err", "momentum err", "impacts", "status");
   for (const Row& row : rows) {
     const Result& r = *row.result;
     std::printf(layout, r.scene->name, r.contender->label,
@@ -425,13 +448,14 @@ void print_table(const std::vector<Row>& rows) {
                 format("%.1f", row.median_us).c_str(), format("%.3f", row.median_ratio).c_str(),
                 format("%.1f", row.mean_us, row.mean_is_bound).c_str(),
                 format("%.2f", row.mean_ratio, row.mean_is_bound).c_str(),
+                format("%.1f", row.max_us).c_str(), format("%.2f", row.max_ratio).c_str(),
                 format("%+.2e", row.energy_error).c_str(),
                 format("%+.2e", row.momentum_error).c_str(),
                 row.impacts.empty() ? "-" : row.impacts.c_str(), row.status.c_str());
   }
   std::printf(
       "\nx SI: ratio to stock SI on the same scene in this run (>= : a lower bound, the run was\n"
-      "  stopped). energy err: (E_after - E_before) / E_scale, E_scale the initial kinetic\n"
+      "  stopped). max us: the median over runs of each run's largest step. energy err: (E_after - E_before) / E_scale, E_scale the initial kinetic\n"
       "  energy, or for the box pile, which starts at rest, its potential energy above the\n"
       "  ground. 0 is exact for the elastic, frictionless cradle, billiard and chain; the box\n"
       "  pile dissipates by design (plastic, with friction). momentum err: |P_after - P_before|\n"
@@ -440,15 +464,15 @@ void print_table(const std::vector<Row>& rows) {
 }
 
 void print_verdicts(const std::vector<Row>& rows, bool quick) {
-  std::printf("\ntargets (simpact's median time per step / stock SI's, same run)%s:\n",
+  std::printf("\ntargets (simpact's mean time per step / stock SI's, same run)%s:\n",
               quick ? " -- --quick is a smoke run, too short to judge them" : "");
   for (const Row& row : rows) {
     const Result& r = *row.result;
     if (r.contender->solver != SolverKind::kSimpact) continue;
     std::printf("  %-9s %-19s <= %.2fx stock SI: ", r.scene->name, r.contender->label, r.scene->target);
-    if (!std::isnan(row.median_ratio)) {
-      std::printf("%s (%.3fx; mean %.3fx)\n", row.median_ratio <= r.scene->target ? "met" : "MISSED",
-                  row.median_ratio, row.mean_ratio);
+    if (!std::isnan(row.mean_ratio) && !row.mean_is_bound) {
+      std::printf("%s (mean %.3fx; median %.3fx, max %.2fx)\n", row.mean_ratio <= r.scene->target ? "met" : "MISSED",
+                  row.mean_ratio, row.median_ratio, row.max_ratio);
     } else if (row.mean_is_bound && !std::isnan(row.mean_ratio)) {
       std::printf("MISSED (run stopped after %.0f s with %zu of %d steps done; mean >= %.0fx)\n",
                   r.first.seconds, r.first.step_us.size(), r.steps, row.mean_ratio);
@@ -463,12 +487,12 @@ bool write_csv(const std::string& path, const std::vector<Row>& rows) {
   csv.precision(9);
   // A timed-out run's mean columns are lower bounds; its status says so.
   csv << "scene,solver,steps,runs,median_us_per_step,median_ratio_to_stock_si,mean_us_per_step,"
-         "mean_ratio_to_stock_si,energy_error,momentum_error,impacts,status\n";
+         "mean_ratio_to_stock_si,max_us_per_step,max_ratio_to_stock_si,energy_error,momentum_error,impacts,status\n";
   for (const Row& row : rows) {
     const Result& r = *row.result;
     csv << r.scene->name << ',' << r.contender->label << ',' << r.steps << ','
         << r.runs;
-    for (double value : {row.median_us, row.median_ratio, row.mean_us, row.mean_ratio,
+    for (double value : {row.median_us, row.median_ratio, row.mean_us, row.mean_ratio, row.max_us, row.max_ratio,
                          row.energy_error, row.momentum_error}) {
       csv << ',';
       if (!std::isnan(value)) csv << value;

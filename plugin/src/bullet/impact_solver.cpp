@@ -320,12 +320,13 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
     const btRigidBody* body_a = btRigidBody::upcast(manifold->getBody0());
     const btRigidBody* body_b = btRigidBody::upcast(manifold->getBody1());
     if (!is_dynamic(body_a) && !is_dynamic(body_b)) continue;
+    if (manifold->getNumContacts() == 0) continue;
+    const double threshold = impact_threshold(config, largest_gravity({body_a, body_b}), h);
+    const auto velocity = [&](const btRigidBody* body, const btVector3& at) { return velocity_at(source, body, at); };
     for (int c = 0; c < manifold->getNumContacts(); ++c) {
       btManifoldPoint& p = manifold->getContactPoint(c);
-      const auto velocity = [&](const btRigidBody* body, const btVector3& at) { return velocity_at(source, body, at); };
       const double u = relative_normal_velocity(p, body_a, body_b, velocity);
       const double gap = double(p.getDistance());
-      const double threshold = impact_threshold(config, largest_gravity({body_a, body_b}), h);
       if (!(gap <= config.touch_tolerance || (u < 0.0 && gap + u * h <= config.touch_tolerance)))
         continue;
       any_strike = any_strike ||

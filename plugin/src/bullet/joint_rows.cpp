@@ -354,18 +354,6 @@ btVector3 predicted_angular(const btRigidBody& body, btScalar h) {
   return body.getAngularVelocity() * btPow(btScalar(1) - body.getAngularDamping(), h);
 }
 
-btVector3 VelocitySource::linear(const btRigidBody& body) const {
-  return next_step ? predicted_linear(body, h) : body.getLinearVelocity();
-}
-
-btVector3 VelocitySource::angular(const btRigidBody& body) const {
-  return next_step ? predicted_angular(body, h) : body.getAngularVelocity();
-}
-
-btVector3 VelocitySource::force(const btRigidBody& body) const {
-  return next_step ? predicted_force(body) : body.getTotalForce();
-}
-
 btVector3 predicted_force(const btRigidBody& body) {
   btVector3 total = body.getTotalForce();
   if (body.isActive() && !body.isStaticOrKinematicObject() && body.getInvMass() > 0) {

@@ -18,12 +18,12 @@
 
 #include <Eigen/Core>
 
+#include <BulletDynamics/Dynamics/btRigidBody.h>
 #include <LinearMath/btVector3.h>
 
 #include <functional>
 #include <vector>
 
-class btRigidBody;
 class btTypedConstraint;
 struct btContactSolverInfo;
 
@@ -171,9 +171,15 @@ struct VelocitySource {
   bool next_step = false;
   btScalar h = 0;
 
-  btVector3 linear(const btRigidBody& body) const;
-  btVector3 angular(const btRigidBody& body) const;
-  btVector3 force(const btRigidBody& body) const;
+  // Inline: collect_points reads two bodies per manifold point of every
+  // batch (a resting pile's per-step scan).
+  btVector3 linear(const btRigidBody& body) const {
+    return next_step ? predicted_linear(body, h) : body.getLinearVelocity();
+  }
+  btVector3 angular(const btRigidBody& body) const {
+    return next_step ? predicted_angular(body, h) : body.getAngularVelocity();
+  }
+  btVector3 force(const btRigidBody& body) const { return next_step ? predicted_force(body) : body.getTotalForce(); }
   /// Velocity of the material point at `relative` from the centre of mass
   /// (btRigidBody::getVelocityInLocalPoint's arithmetic).
   btVector3 at_relative(const btRigidBody& body, const btVector3& relative) const {

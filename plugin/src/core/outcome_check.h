@@ -110,10 +110,18 @@ struct OutcomeView {
 
 /// Returns kSuccess or the first failed check's status, with a message
 /// naming the contact and the sizes involved.
-inline Status check_outcome(const OutcomeView& o, const OutcomeScales& s, std::string& message) {
-  auto finite = [](const Eigen::VectorXd* x) { return x == nullptr || x->allFinite(); };
+/// The parts streamed into one message (6 significant digits); only failed
+/// checks build one (a stream costs more than the checks of a small impact).
+template <class... Parts>
+std::string check_message(const Parts&... parts) {
   std::ostringstream os;
   os.precision(6);
+  (os << ... << parts);
+  return os.str();
+}
+
+inline Status check_outcome(const OutcomeView& o, const OutcomeScales& s, std::string& message) {
+  auto finite = [](const Eigen::VectorXd* x) { return x == nullptr || x->allFinite(); };
   if (!finite(o.velocity) || !finite(o.u_after) || !finite(o.normal_impulses) ||
       !finite(o.direction_sums) || !finite(o.extra) || !std::isfinite(o.energy_change)) {
     message = "the outcome is not finite (an impulse or velocity overflowed)";
@@ -123,19 +131,17 @@ inline Status check_outcome(const OutcomeView& o, const OutcomeScales& s, std::s
   for (Eigen::Index i = 0; i < m; ++i) {
     const double lambda = (*o.normal_impulses)[i];
     if (lambda < -s.impulse[i]) {
-      os << "contact " << i << " has a negative normal impulse " << lambda << " (tolerance "
-         << s.impulse[i] << ")";
-      message = os.str();
+      message = check_message("contact ", i, " has a negative normal impulse ", lambda, " (tolerance ",
+                              s.impulse[i], ")");
       return Status::kImpulseOutsideCone;
     }
     if (o.direction_sums != nullptr) {
       const double mu = (*o.friction)[i];
       const double excess = (*o.direction_sums)[i] - mu * lambda;
       if (excess > s.impulse[i] * (1.0 + mu)) {
-        os << "contact " << i << ": friction impulse " << (*o.direction_sums)[i]
-           << " exceeds mu * normal impulse = " << mu * lambda << " by " << excess
-           << " (tolerance " << s.impulse[i] * (1.0 + mu) << ")";
-        message = os.str();
+        message = check_message("contact ", i, ": friction impulse ", (*o.direction_sums)[i],
+                                " exceeds mu * normal impulse = ", mu * lambda, " by ", excess, " (tolerance ",
+                                s.impulse[i] * (1.0 + mu), ")");
         return Status::kImpulseOutsideCone;
       }
     }
@@ -143,9 +149,8 @@ inline Status check_outcome(const OutcomeView& o, const OutcomeScales& s, std::s
   if (o.require_separation) {
     for (Eigen::Index i = 0; i < m; ++i) {
       if ((*o.u_after)[i] < -s.approach[i]) {
-        os << "contact " << i << " still approaches at " << (*o.u_after)[i] << " (tolerance "
-           << s.approach[i] << ")";
-        message = os.str();
+        message = check_message("contact ", i, " still approaches at ", (*o.u_after)[i], " (tolerance ",
+                                s.approach[i], ")");
         return Status::kStillApproaching;
       }
     }
@@ -153,9 +158,8 @@ inline Status check_outcome(const OutcomeView& o, const OutcomeScales& s, std::s
   const double steps = static_cast<double>(o.sequence_length);
   const double allowed = s.energy + kSequenceRoundingPerStepSquared * steps * steps * s.energy_scale;
   if (o.energy_change > allowed) {
-    os << "the outcome gains kinetic energy " << o.energy_change << " (tolerance " << allowed
-       << ", data energy scale " << s.energy_scale << ")";
-    message = os.str();
+    message = check_message("the outcome gains kinetic energy ", o.energy_change, " (tolerance ", allowed,
+                            ", data energy scale ", s.energy_scale, ")");
     return Status::kEnergyGain;
   }
   message.clear();
