@@ -27,6 +27,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -647,6 +648,51 @@ TEST(ConstrainedInverseMass, ImpulsesKeepJointsAndResultIsSymmetricPsd) {
     const Eigen::SelfAdjointEigenSolver<Mat> removed(m - constrained);
     EXPECT_GE(removed.eigenvalues().minCoeff(), -kDefinitenessTolerance * scale);
   }
+}
+
+// The sparse route of large joint groups (sparse_joint_metric, LDLT of the
+// scaled Gram matrix) against the dense reference (joint_metric,
+// eigen-decomposition) on every scene: the columns of M⁻¹_G, the
+// joint-violating velocity and the joints' demand ĉᵀS⁻¹ĉ = ‖reduce c‖²
+// agree to kSparseMetricTolerance of their scale wherever the sparse route
+// accepts the rows, and it declines the redundant ones (a singular Gram
+// matrix needs the pseudo-inverse). Both are exact in exact arithmetic on
+// a non-singular S; they differ by the rounding of an LDLT against an
+// eigen-solver on a Gram matrix of a few rows of O(1) entries, ~1e-15
+// times its condition number; 1e-9 leaves room for conditions up to ~1e6.
+TEST(SparseJointMetric, MatchesTheDenseMetricWhereItAcceptsTheRows) {
+  constexpr double kSparseMetricTolerance = 1e-9;
+  std::mt19937 rng(20261125);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  int accepted = 0;
+  for (const NamedScene& named : projection_scenes()) {
+    SCOPED_TRACE(named.name);
+    Scene s;
+    named.build(s);
+    const Mat m = s.inverse_mass();
+    const Mat g = s.rows();
+    std::vector<Eigen::Matrix<double, 6, 6>> blocks;
+    for (Eigen::Index b = 0; b < m.rows() / 6; ++b) blocks.push_back(m.block<6, 6>(6 * b, 6 * b));
+    Vec velocity(m.rows()), offsets(g.rows());
+    for (Eigen::Index i = 0; i < velocity.size(); ++i) velocity[i] = uniform(rng);
+    for (Eigen::Index i = 0; i < offsets.size(); ++i) offsets[i] = uniform(rng);
+    std::vector<Eigen::Index> columns(static_cast<size_t>(m.rows()));
+    std::iota(columns.begin(), columns.end(), Eigen::Index{0});
+    SparseJointMetric sparse;
+    const bool ok = sparse_joint_metric(blocks, g.sparseView(), velocity, offsets, columns, sparse);
+    const bool redundant = std::string(named.name).find("redundant") != std::string::npos;
+    if (redundant) EXPECT_FALSE(ok) << "dependent rows must take the dense path";
+    if (!ok) continue;
+    ++accepted;
+    const JointMetric dense = joint_metric(m, g);
+    EXPECT_LE(max_abs(sparse.columns - dense.inverse_mass), kSparseMetricTolerance * max_abs(m));
+    const Vec violating = dense.violating(g, velocity, offsets);
+    EXPECT_LE((sparse.violating - violating).cwiseAbs().maxCoeff(),
+              kSparseMetricTolerance * std::max(1.0, violating.cwiseAbs().maxCoeff()));
+    const double demand = (dense.reduce * offsets).squaredNorm();
+    EXPECT_NEAR(sparse.demand, demand, kSparseMetricTolerance * std::max(1.0, demand));
+  }
+  EXPECT_GE(accepted, 5) << "the sparse route must accept the scenes without redundant rows";
 }
 
 TEST(ConstrainedInverseMass, RedundantRowsChangeNothing) {

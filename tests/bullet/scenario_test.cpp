@@ -208,6 +208,31 @@ TEST(HeadOn, UnequalMassesMatchTheClassicalFormulas) {
   }
 }
 
+// A chain of N balls held by ball joints, struck end-on (scenes::joint_chain):
+// the joints make it one rod along x, so the impact is a two-body impact,
+// striker (1 − R N)/(1 + N)·speed, every link (1 + R)/(1 + N)·speed. Short
+// chains take the dense joint metric, long ones (more than
+// kDenseJointGroupBodies links) the sparse route; both must give the
+// closed form after the impact step. Stock SI leaves the links at
+// different speeds (the chain stretches).
+TEST(JointChain, StruckChainMovesAsOneRodWithEitherJointMetric) {
+  for (const int links : {8, 40, 200}) {
+    for (const double e : {1.0, 0.5}) {
+      scenes::WorldOptions options = SimpactWorld();
+      BulletWorld world(options);
+      const scenes::Scene scene = scenes::joint_chain(world, links, 1.0, e);
+      world.step(1.0 / 240.0);
+      const double n = links;
+      EXPECT_NEAR(scenes::velocity(*scene.bodies[0]).x(), (1.0 - e * n) / (1.0 + n), kFreeVelocityTolerance)
+          << links << " links, e = " << e;
+      for (size_t i = 1; i < scene.bodies.size(); ++i)
+        ASSERT_NEAR(scenes::velocity(*scene.bodies[i]).x(), (1.0 + e) / (1.0 + n), kFreeVelocityTolerance)
+            << "link " << i << " of " << links << ", e = " << e;
+      EXPECT_EQ(world.impacts(), 1);
+    }
+  }
+}
+
 // The variational law on a 15-ball billiard rack (scenes::billiard_break):
 // its sequences are far too many to enumerate (the 10⁶-reflection budget of
 // the core runs out), so under the default variational_budget the cluster

@@ -411,6 +411,14 @@ int cluster_index(const Impl& s, const std::vector<int>& members, const btRigidB
              : -1;
 }
 
+/// Joint-connected groups of at most this many bodies get the dense joint
+/// metric (joint_metric: an eigen-decomposition of the k × k joint Gram
+/// matrix, the reference, robust to redundant rows); larger ones, when the
+/// law reads M⁻¹_G only through M⁻¹_G Jᵀ, the sparse route
+/// (sparse_joint_metric): 16 bodies = 96 coordinates, ~48 rows, where the
+/// dense path costs ~0.1 ms; it is cubic (301 hinged links: 2.4 s, 149 MB).
+constexpr int kDenseJointGroupBodies = 16;
+
 // M⁻¹ of a cluster (s.rows.inverse_mass, stage 3 of impact_solver.h),
 // block-diagonal and sparse: each body's 6×6 block (s.blocks), except on a
 // group of bodies that bilateral joint rows connect, whose block is the
@@ -422,7 +430,15 @@ int cluster_index(const Impl& s, const std::vector<int>& members, const btRigidB
 // quadratic only within a joint-connected group (a hinge chain of N links
 // is one group: (6N)² entries, the price of instantaneous propagation
 // along it). Reads s.blocks, rows.joint_rows and rows.admissible.
-void assemble_metric(Impl& s, const std::vector<int>& members) {
+// With `partial` (the law reads M⁻¹_G only through M⁻¹_G Jᵀ) a group of
+// more than kDenseJointGroupBodies bodies takes the sparse route instead:
+// only the columns (and, by symmetry, rows) of M⁻¹_G at the coordinates of
+// the bodies a contact touches (`touched`) are stored, computed with a
+// sparse LDLᵀ of the joint Gram matrix, so a struck chain of N hinged links
+// costs O(N), not (6N)² memory and (3N)³ work; the other entries are left
+// out (they are never read). Redundant joint rows (a singular Gram matrix)
+// send the group back to the dense path.
+void assemble_metric(Impl& s, const std::vector<int>& members, const std::vector<char>& touched, bool partial) {
   Impl::Rows& rows = s.rows;
   const int k = rows.k;
   std::vector<int>& group = s.group;
@@ -468,21 +484,55 @@ void assemble_metric(Impl& s, const std::vector<int>& members) {
         bodies.push_back(j);
       }
     const Eigen::Index c = static_cast<Eigen::Index>(bodies.size());
-    Eigen::MatrixXd inverse_mass = Eigen::MatrixXd::Zero(6 * c, 6 * c);
     Eigen::VectorXd velocity(6 * c);
-    for (Eigen::Index q = 0; q < c; ++q) {
-      inverse_mass.block<6, 6>(6 * q, 6 * q) = s.blocks[static_cast<size_t>(bodies[static_cast<size_t>(q)])];
+    for (Eigen::Index q = 0; q < c; ++q)
       velocity.segment<6>(6 * q) = rows.admissible.segment<6>(6 * bodies[static_cast<size_t>(q)]);
-    }
     const Eigen::Index count = static_cast<Eigen::Index>(last - first);
-    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(count, 6 * c);
+    // G of the group, sparse (each row reads at most two bodies), and c.
+    std::vector<Triplet> g_entries;
     Eigen::VectorXd offsets(count);
     for (Eigen::Index i = 0; i < count; ++i) {
       const internal::JointRow& g = rows.joint_rows[static_cast<size_t>(order[first + static_cast<size_t>(i)])];
-      if (g.a >= 0) G.block<1, 6>(i, 6 * place[static_cast<size_t>(g.a)]) += g.on_a;
-      if (g.b >= 0) G.block<1, 6>(i, 6 * place[static_cast<size_t>(g.b)]) += g.on_b;
+      for (int e = 0; e < 6; ++e) {
+        if (g.a >= 0 && g.on_a[e] != 0.0) g_entries.emplace_back(i, 6 * place[static_cast<size_t>(g.a)] + e, g.on_a[e]);
+        if (g.b >= 0 && g.on_b[e] != 0.0) g_entries.emplace_back(i, 6 * place[static_cast<size_t>(g.b)] + e, g.on_b[e]);
+      }
       offsets[i] = g.offset;
     }
+    SparseRowMatrix sparse_g(count, 6 * c);
+    sparse_g.setFromTriplets(g_entries.begin(), g_entries.end());
+    if (partial && c > kDenseJointGroupBodies) {
+      // The sparse route: only the columns the contact rows read.
+      std::vector<Eigen::Index> columns;
+      for (Eigen::Index q = 0; q < c; ++q)
+        if (touched[static_cast<size_t>(bodies[static_cast<size_t>(q)])])
+          for (int e = 0; e < 6; ++e) columns.push_back(6 * q + e);
+      internal::SparseJointMetric sparse;
+      std::vector<Block6> group_blocks;
+      for (const int j : bodies) group_blocks.push_back(s.blocks[static_cast<size_t>(j)]);
+      if (internal::sparse_joint_metric(group_blocks, sparse_g, velocity, offsets, columns, sparse)) {
+        for (Eigen::Index q = 0; q < c; ++q)
+          rows.admissible.segment<6>(6 * bodies[static_cast<size_t>(q)]) -= sparse.violating.segment<6>(6 * q);
+        std::vector<char> in_columns(static_cast<size_t>(6 * c), 0);
+        for (const Eigen::Index j : columns) in_columns[static_cast<size_t>(j)] = 1;
+        const auto global = [&](Eigen::Index local) {
+          return 6 * bodies[static_cast<size_t>(local / 6)] + static_cast<int>(local % 6);
+        };
+        for (size_t col = 0; col < columns.size(); ++col)
+          for (Eigen::Index i = 0; i < 6 * c; ++i) {
+            const double value = sparse.columns(i, static_cast<Eigen::Index>(col));
+            add_entry(global(i), global(columns[col]), value);
+            if (!in_columns[static_cast<size_t>(i)]) add_entry(global(columns[col]), global(i), value);
+          }
+        if (speed > 0.0) rows.joint_demand += 0.5 * sparse.demand;
+        first = last;
+        continue;
+      }
+    }
+    Eigen::MatrixXd inverse_mass = Eigen::MatrixXd::Zero(6 * c, 6 * c);
+    for (Eigen::Index q = 0; q < c; ++q)
+      inverse_mass.block<6, 6>(6 * q, 6 * q) = s.blocks[static_cast<size_t>(bodies[static_cast<size_t>(q)])];
+    const Eigen::MatrixXd G(sparse_g);
     const internal::JointMetric metric = internal::joint_metric(inverse_mass, G);
     const Eigen::VectorXd violating = metric.violating(G, velocity, offsets);
     for (Eigen::Index q = 0; q < c; ++q) {
@@ -516,7 +566,7 @@ void assemble_metric(Impl& s, const std::vector<int>& members) {
 // and forces from `source`.
 void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<int>& ids,
                    btTypedConstraint** constraints, int num_constraints, const btContactSolverInfo& info,
-                   const VelocitySource& source, bool tangents) {
+                   const VelocitySource& source, bool tangents, bool partial) {
   Impl::Rows& rows = s.rows;
   const std::vector<int>& local = s.local;
   const int k = static_cast<int>(members.size());
@@ -605,7 +655,11 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
   }
   rows.joint_demand = 0.0;
   rows.joint_demand_reference = 0.0;
-  assemble_metric(s, members);
+  std::vector<char> touched(static_cast<size_t>(k), 0);  // bodies a contact row reads
+  for (const int id : ids)
+    for (const int body : {s.points[static_cast<size_t>(id)].a, s.points[static_cast<size_t>(id)].b})
+      if (body >= 0) touched[static_cast<size_t>(local[body])] = 1;
+  assemble_metric(s, members, touched, partial);
   if (!tangents) return;
 
   // Tangent rows (impact_solver.h, "Laws"). The slip of a contact is the
@@ -980,6 +1034,13 @@ struct RigidCluster {
   Eigen::VectorXd distances;        // policy time_of_impact
 
   internal::ClusterPlan plan() { return plan_of(s, config, members, ids, h); }
+  // Whether the law reads M⁻¹_G only through M⁻¹_G Jᵀ (assemble_metric's
+  // sparse route): the propagative and Routh laws; not the variational and
+  // Pasquero laws or the indeterminacy, whose energies read the whole metric.
+  bool partial_metric(const internal::ClusterPlan& cluster) const {
+    return !config.compute_indeterminacy &&
+           (cluster.law == internal::PlannedLaw::kPropagative || cluster.routh());
+  }
   int candidates() const { return static_cast<int>(ids.size()); }
   std::vector<ImpactReport::Contact> unresolved_contacts() const {
     std::vector<ImpactReport::Contact> out;
@@ -993,7 +1054,8 @@ struct RigidCluster {
   // are ill-conditioned: the cluster is the base solver's.
   internal::Assembly assemble(internal::ClusterPlan& cluster, ImpactReport& report, ImpactStats& stats) {
     routh = cluster.routh();
-    assemble_rows(s, members, ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, routh);
+    assemble_rows(s, members, ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, routh,
+                  partial_metric(cluster));
     if (s.rows.joint_demand > kJointDemandFactor * s.rows.joint_demand_reference)
       return {internal::Assembly::kFailed,
               "joints to moving kinematic bodies would need " + std::to_string(s.rows.joint_demand) +
@@ -1009,7 +1071,8 @@ struct RigidCluster {
     report.restitution = cluster.restitution;
     report.law = report.attempted_law = cluster.applied();
     routh = cluster.routh();
-    assemble_rows(s, members, ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, routh);
+    assemble_rows(s, members, ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, routh,
+                  partial_metric(cluster));
     add_message(report, std::to_string(inert) +
                             " inert contact(s) (effective inverse mass below kInertContactTolerance) "
                             "left to the base solver");
@@ -1145,7 +1208,8 @@ void separate_rested_overlaps(Impl& s, btTypedConstraint** constraints, int num_
     group_ids.clear();
     for (const int k : groups.points[root]) group_ids.push_back(ids[static_cast<size_t>(k)]);
     for (int j = 0; j < static_cast<int>(members.size()); ++j) s.local[members[j]] = j;
-    assemble_rows(s, members, group_ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, false);
+    assemble_rows(s, members, group_ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, false,
+                  true);
     const Impl::Rows& rows = s.rows;
     Eigen::VectorXd depth(rows.m);
     for (int r = 0; r < rows.m; ++r) {
@@ -1399,10 +1463,10 @@ std::vector<PredictedImpact> ImpactSolver::predict_outcome_sets(btDiscreteDynami
     if (!plan_of(s, config_, members, ids_in, double(time_step)).impact) continue;
     // Inert contacts leave the problem as they do in the step.
     std::vector<int> ids = ids_in;
-    assemble_rows(s, members, ids, joints, num_joints, info, next_step, true);
+    assemble_rows(s, members, ids, joints, num_joints, info, next_step, true, true);
     if (drop_inert_contacts(s, ids) > 0) {
       if (ids.empty()) continue;
-      assemble_rows(s, members, ids, joints, num_joints, info, next_step, true);
+      assemble_rows(s, members, ids, joints, num_joints, info, next_step, true, true);
     }
     const internal::ClusterPlan cluster = plan_of(s, config_, members, ids, double(time_step));
     if (!cluster.impact) continue;

@@ -6,6 +6,7 @@
 #include <LinearMath/btAlignedObjectArray.h>
 
 #include <Eigen/Eigenvalues>
+#include <Eigen/SparseCholesky>
 
 #include <algorithm>
 #include <cmath>
@@ -362,6 +363,80 @@ btVector3 predicted_force(const btRigidBody& body) {
     total += (body.getGravity() * (btScalar(1.0) / body.getInvMass())) * body.getLinearFactor();
   }
   return total;
+}
+
+}  // namespace simpact::bullet::internal
+
+namespace simpact::bullet::internal {
+
+bool sparse_joint_metric(const std::vector<Eigen::Matrix<double, 6, 6>>& blocks,
+                         const Eigen::SparseMatrix<double, Eigen::RowMajor>& G, const Eigen::VectorXd& velocity,
+                         const Eigen::VectorXd& offsets, const std::vector<Eigen::Index>& columns,
+                         SparseJointMetric& out) {
+  using RowMatrix = Eigen::SparseMatrix<double, Eigen::RowMajor>;
+  using ColMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor>;
+  const Eigen::Index bodies = static_cast<Eigen::Index>(blocks.size());
+  const Eigen::Index n = 6 * bodies;
+  if (G.cols() != n || velocity.size() != n || offsets.size() != G.rows())
+    throw std::invalid_argument("sparse_joint_metric: sizes of G, the velocity and the offsets do not match");
+  // M⁻¹ (block-diagonal) and the bodies' mobilities, as joint_metric.
+  std::vector<Eigen::Triplet<double>> entries;
+  Eigen::VectorXd mobility(2 * bodies);
+  for (Eigen::Index b = 0; b < bodies; ++b) {
+    const Eigen::Matrix<double, 6, 6>& block = blocks[static_cast<size_t>(b)];
+    mobility[2 * b] = std::max(0.0, block.diagonal().head<3>().maxCoeff());
+    mobility[2 * b + 1] = std::max(0.0, block.diagonal().tail<3>().maxCoeff());
+    for (int c = 0; c < 6; ++c)
+      for (int r = 0; r < 6; ++r)
+        if (block(r, c) != 0.0) entries.emplace_back(6 * b + r, 6 * b + c, block(r, c));
+  }
+  ColMatrix inverse_mass(n, n);
+  inverse_mass.setFromTriplets(entries.begin(), entries.end());
+  // Ĝ: the rows with reach, scaled to unit reach; ĉ likewise.
+  entries.clear();
+  std::vector<double> scaled_offsets;
+  Eigen::Index kept = 0;
+  for (Eigen::Index i = 0; i < G.rows(); ++i) {
+    double reach = 0.0;
+    for (RowMatrix::InnerIterator it(G, i); it; ++it) reach += it.value() * it.value() * mobility[it.col() / 3];
+    if (!(reach > 0.0) || !std::isfinite(reach)) continue;
+    const double scale = 1.0 / std::sqrt(reach);
+    for (RowMatrix::InnerIterator it(G, i); it; ++it) entries.emplace_back(kept, it.col(), it.value() * scale);
+    scaled_offsets.push_back(offsets[i] * scale);
+    ++kept;
+  }
+  if (kept == 0) {  // nothing binds: M⁻¹ itself
+    out.columns.resize(n, static_cast<Eigen::Index>(columns.size()));
+    for (size_t k = 0; k < columns.size(); ++k)
+      out.columns.col(static_cast<Eigen::Index>(k)) = Eigen::VectorXd(inverse_mass.col(columns[k]));
+    out.violating = Eigen::VectorXd::Zero(n);
+    out.demand = 0.0;
+    return true;
+  }
+  RowMatrix scaled(kept, n);
+  scaled.setFromTriplets(entries.begin(), entries.end());
+  const ColMatrix response = inverse_mass * ColMatrix(scaled.transpose());  // M⁻¹Ĝᵀ, n × k
+  const ColMatrix product = scaled * response;                           // Ĝ M⁻¹ Ĝᵀ
+  const ColMatrix gram = 0.5 * (product + ColMatrix(product.transpose()));
+  const Eigen::SimplicialLDLT<ColMatrix> factor(gram);
+  if (factor.info() != Eigen::Success) return false;
+  // A pivot is the squared distance of a scaled row from the span of the
+  // rows before it (in the kinetic metric): at kJointRankTolerance or below
+  // the rows are dependent, and only the pseudo-inverse is right.
+  if (!(factor.vectorD().minCoeff() > kJointRankTolerance)) return false;
+  const Eigen::Map<const Eigen::VectorXd> c_hat(scaled_offsets.data(), kept);
+  const Eigen::VectorXd drift = scaled * velocity + c_hat;
+  out.violating = response * Eigen::VectorXd(factor.solve(drift));
+  out.demand = c_hat.dot(factor.solve(Eigen::VectorXd(c_hat)));
+  const ColMatrix response_t = response.transpose();  // Ĝ M⁻¹, k × n
+  out.columns.resize(n, static_cast<Eigen::Index>(columns.size()));
+  for (size_t k = 0; k < columns.size(); ++k) {
+    const Eigen::Index j = columns[k];
+    const Eigen::VectorXd reach_j = response_t.col(j);  // Ĝ M⁻¹ e_j
+    out.columns.col(static_cast<Eigen::Index>(k)) =
+        Eigen::VectorXd(inverse_mass.col(j)) - response * Eigen::VectorXd(factor.solve(reach_j));
+  }
+  return out.violating.allFinite() && std::isfinite(out.demand) && out.columns.allFinite();
 }
 
 }  // namespace simpact::bullet::internal

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <Eigen/SparseCore>
 
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 #include <LinearMath/btVector3.h>
@@ -130,6 +131,29 @@ struct JointMetric {
 
 /// The metric and split above; throws as constrained_inverse_mass.
 JointMetric joint_metric(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& G);
+
+/// The joint metric of a large joint-connected group, factorised sparsely:
+/// Ĝ (G's rows scaled to unit reach and selected as in joint_metric), the
+/// Gram matrix S = Ĝ M⁻¹ Ĝᵀ (block-tridiagonal for a chain) by Eigen's
+/// SimplicialLDLT, never a dense n × n or k × k matrix. Gives
+///   columns   M⁻¹_G e_j = M⁻¹e_j − M⁻¹Ĝᵀ S⁻¹ Ĝ M⁻¹e_j for the requested
+///             coordinates j (n × |columns|, one sparse solve each),
+///   violating v_g = M⁻¹Ĝᵀ S⁻¹ (Ĝ v + ĉ),
+///   demand    ĉᵀ S⁻¹ ĉ = ‖reduce · c‖² of joint_metric,
+/// equal to joint_metric's when S is non-singular. Returns false, leaving
+/// the dense path to the caller, when a pivot of the factorisation is at or
+/// below kJointRankTolerance (dependent rows need the pseudo-inverse) or a
+/// result is not finite. M⁻¹ is the bodies' 6 × 6 blocks (block-diagonal),
+/// G is k × 6N; throws std::invalid_argument on mismatched sizes.
+struct SparseJointMetric {
+  Eigen::MatrixXd columns;
+  Eigen::VectorXd violating;
+  double demand = 0.0;
+};
+bool sparse_joint_metric(const std::vector<Eigen::Matrix<double, 6, 6>>& blocks,
+                         const Eigen::SparseMatrix<double, Eigen::RowMajor>& G, const Eigen::VectorXd& velocity,
+                         const Eigen::VectorXd& offsets, const std::vector<Eigen::Index>& columns,
+                         SparseJointMetric& out);
 
 /// M⁻¹_G = M⁻¹ − M⁻¹Gᵀ (G M⁻¹ Gᵀ)⁺ G M⁻¹: the inverse inertia of the cluster
 /// with its joints locked in (an impulse f changes v by M⁻¹_G f and keeps
