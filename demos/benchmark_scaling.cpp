@@ -90,6 +90,10 @@ struct Family {
   std::vector<int> sizes;        ///< the scene's size parameter
   std::vector<int> quick_sizes;
   int steps;
+  /// Line scenes use sweep-and-prune (simpact_worlds' Broadphase): Bullet's
+  /// default DBVT degenerates on 10⁵ bodies along one line (its first pair
+  /// search ran for over 14 minutes, stock and simpact alike).
+  simpact::scenes::Broadphase broadphase;
   /// Builds the scene of size parameter `size`; returns N, its dynamic bodies.
   std::function<Scene(BulletWorld&, int)> build;
   /// Error of the state after the first step against the closed form [1,
@@ -118,9 +122,9 @@ double energy_error(const BulletWorld& world, const Scene&, double before) {
 }
 
 const std::array<Family, 5> kFamilies = {{
-    {"chain", {10, 100, 1000, 10000, 100000}, {10, 100}, kSteps,
+    {"chain", {10, 100, 1000, 10000, 100000}, {10, 100}, kSteps, simpact::scenes::Broadphase::kAxisSweep,
      [](BulletWorld& world, int n) { return simpact::scenes::ball_chain(world, n); }, chain_error},
-    {"cradle", {10, 100, 1000, 10000}, {10}, kSteps,
+    {"cradle", {10, 100, 1000, 10000}, {10}, kSteps, simpact::scenes::Broadphase::kAxisSweep,
      [](BulletWorld& world, int n) {
        simpact::scenes::CradleOptions cradle;
        cradle.balls = n;
@@ -129,14 +133,14 @@ const std::array<Family, 5> kFamilies = {{
      },
      // The strings turn the balls by ω h in the step; ~1e-3 of the speed.
      chain_error},
-    {"rack", {5, 13, 44, 140}, {5}, kSteps,
+    {"rack", {5, 13, 44, 140}, {5}, kSteps, simpact::scenes::Broadphase::kDbvt,
      [](BulletWorld& world, int rows) {
        simpact::scenes::BilliardOptions rack;
        rack.rows = rows;
        return simpact::scenes::billiard_break(world, rack);
      },
      energy_error},
-    {"joint_chain", {10, 30, 100, 300, 1000}, {10}, kSteps,
+    {"joint_chain", {10, 30, 100, 300, 1000}, {10}, kSteps, simpact::scenes::Broadphase::kAxisSweep,
      [](BulletWorld& world, int n) { return simpact::scenes::joint_chain(world, n); },
      [](const BulletWorld&, const Scene& scene, double) {
        const double links = double(scene.bodies.size() - 1);
@@ -144,7 +148,7 @@ const std::array<Family, 5> kFamilies = {{
        expected[0] = (1.0 - links) / (1.0 + links);
        return max_velocity_error(scene, expected, 1.0);
      }},
-    {"pile", {10, 30, 100, 300, 1000}, {10}, kPileSteps,
+    {"pile", {10, 30, 100, 300, 1000}, {10}, kPileSteps, simpact::scenes::Broadphase::kDbvt,
      [](BulletWorld& world, int n) {
        simpact::scenes::BoxPileOptions pile;
        pile.columns = std::max(1, static_cast<int>(std::lround(std::sqrt(double(n)))));
@@ -189,6 +193,7 @@ bool finite_state(const Scene& scene) {
   try {
     simpact::scenes::WorldOptions options;
     options.solver = contender != nullptr ? contender->solver : SolverKind::kStockSi;
+    options.broadphase = family.broadphase;
     options.simpact.law = simpact::bullet::ImpactLaw::kAuto;
     options.simpact.routh.max_contacts = kPileRouthCap;
     options.simpact.on_impact = [&message](const simpact::bullet::ImpactReport& report) {
@@ -370,7 +375,8 @@ double slope(const std::vector<std::pair<double, double>>& xy) {
 /// Two log–log panels (max step = impact step, and peak memory net of the
 /// empty world) against N; one colour per family, simpact solid and stock
 /// dashed.
-void write_svg(const std::string& path, const std::vector<Point>& points, double baseline_mb) {
+template <class Baseline>
+void write_svg(const std::string& path, const std::vector<Point>& points, const Baseline& baseline_mb) {
   std::ofstream out(path);
   if (!out) {
     std::fprintf(stderr, "cannot write %s\n", path.c_str());
@@ -382,7 +388,7 @@ void write_svg(const std::string& path, const std::vector<Point>& points, double
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   for (int p = 0; p < 2; ++p) {
     const double x0 = left + p * (panel + 90);
-    const auto value = [&](const Point& q) { return p == 0 ? q.max_ms : q.peak_mb - baseline_mb; };
+    const auto value = [&](const Point& q) { return p == 0 ? q.max_ms : q.peak_mb - baseline_mb(q.family); };
     double ymin = 1e300, ymax = 0, xmax = 10;
     for (const Point& q : points) {
       const double y = value(q);
@@ -461,10 +467,16 @@ int main(int argc, char** argv) {
     }
   }
   const unsigned budget = budget_override > 0 ? budget_override : quick ? kQuickRunBudget : kRunBudget;
-  const Run empty = run(kFamilies[0], 0, nullptr, 1, budget);
-  const double baseline_mb = empty.peak_mb;
-  std::printf("benchmark_scaling: %s, %d steps per run at %.0f Hz (pile %d), empty world %.1f MB\n",
-              quick ? "quick" : "full", kSteps, kRate, quick ? kQuickPileSteps : kPileSteps, baseline_mb);
+  // An empty world of each family's broadphase: the memory the slopes and
+  // the plot leave out.
+  std::vector<double> baseline(kFamilies.size());
+  for (size_t f = 0; f < kFamilies.size(); ++f) baseline[f] = run(kFamilies[f], 0, nullptr, 1, budget).peak_mb;
+  const auto baseline_of = [&](const Family* family) {
+    return baseline[static_cast<size_t>(family - kFamilies.data())];
+  };
+  std::printf("benchmark_scaling: %s, %d steps per run at %.0f Hz (pile %d), empty worlds %.1f MB (DBVT), "
+              "%.1f MB (axis sweep)\n",
+              quick ? "quick" : "full", kSteps, kRate, quick ? kQuickPileSteps : kPileSteps, baseline[2], baseline[0]);
   std::printf("%-12s %7s %-9s %9s %9s %9s %9s %10s %8s %6s %s\n", "scene", "N", "solver", "median_ms", "mean_ms",
               "max_ms", "peak_MB", "error", "impacts", "runs", "note");
   std::vector<Point> points;
@@ -506,7 +518,7 @@ int main(int argc, char** argv) {
       for (const Point& p : points) {
         if (p.family != &family || p.contender != &c) continue;
         time.emplace_back(p.bodies, p.mean_ms);
-        memory.emplace_back(p.bodies, p.peak_mb - baseline_mb);
+        memory.emplace_back(p.bodies, p.peak_mb - baseline_of(p.family));
       }
       if (time.empty()) continue;
       std::printf("  %-12s %-9s time %5.2f  memory %5.2f\n", family.name, c.label, slope(time), slope(memory));
@@ -516,11 +528,11 @@ int main(int argc, char** argv) {
          "largest_cluster,routh_lcps,runs,ok,finite\n";
   for (const Point& p : points)
     out << p.family->name << "," << p.size << "," << p.bodies << "," << p.contender->label << "," << p.median_ms << ","
-        << p.mean_ms << "," << p.max_ms << "," << p.peak_mb << "," << baseline_mb << "," << p.error << ","
+        << p.mean_ms << "," << p.max_ms << "," << p.peak_mb << "," << baseline_of(p.family) << "," << p.error << ","
         << p.impacts << "," << p.oversized << "," << p.fallbacks << "," << p.largest_cluster << "," << p.lcps << ","
         << p.runs << "," << p.ok << ","
         << p.finite << "\n";
-  write_svg(svg, points, baseline_mb);
+  write_svg(svg, points, baseline_of);
   std::printf("wrote %s and %s\n", csv.c_str(), svg.c_str());
   return failed ? 1 : 0;
 }

@@ -8,6 +8,7 @@
 #include <BulletDynamics/ConstraintSolver/btNNCGConstraintSolver.h>
 #include <LinearMath/btTransformUtil.h>
 #include <btBulletDynamicsCommon.h>
+#include <BulletCollision/BroadphaseCollision/btAxisSweep3.h>
 
 #include <algorithm>
 #include <array>
@@ -200,7 +201,13 @@ BulletWorld::BulletWorld(const WorldOptions& options) : options_(options) {
           "the base solver of simpact must be a stock solver");
   collision_configuration_ = std::make_unique<btDefaultCollisionConfiguration>();
   dispatcher_ = std::make_unique<btCollisionDispatcher>(collision_configuration_.get());
-  broadphase_ = std::make_unique<btDbvtBroadphase>();
+  if (options.broadphase == Broadphase::kAxisSweep) {
+    const btScalar e = btScalar(kAxisSweepExtent);
+    const btVector3 extent{e, e, e};
+    broadphase_ = std::make_unique<bt32BitAxisSweep3>(-extent, extent, unsigned(kAxisSweepHandles));
+  } else {
+    broadphase_ = std::make_unique<btDbvtBroadphase>();
+  }
   const SolverKind stock = options.solver == SolverKind::kSimpact ? options.base : options.solver;
   stock_solver_ = make_stock_solver(stock, mlcp_interface_);
   btConstraintSolver* solver = stock_solver_.get();

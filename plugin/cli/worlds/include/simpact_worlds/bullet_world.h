@@ -69,8 +69,25 @@ enum class RestitutionCombiner {
   kMinimum,
 };
 
+/// Bullet's broadphase. kDbvt (btDbvtBroadphase) is Bullet's default and
+/// suits most scenes; on 10⁵ bodies placed along one line its tree
+/// degenerates and its first pair search runs for many minutes (seen
+/// in benchmark_scaling), where sweep-and-prune along the axes
+/// (bt32BitAxisSweep3 over ±kAxisSweepExtent m) finds each ball's two
+/// neighbours at once.
+enum class Broadphase { kDbvt, kAxisSweep };
+/// Half extent of the axis-sweep broadphase's world box [m]: a chain of 10⁵
+/// balls of 0.1 m is 10⁴ m long; 32-bit quantization over 2·10⁵ m keeps
+/// ~5e-5 m resolution, far below any body's margin (AABBs only grow).
+inline constexpr double kAxisSweepExtent = 1e5;
+/// Bodies the axis-sweep broadphase holds: Bullet allocates every handle
+/// up front (~160 bytes each; its default of 1.5 million costs 240 MB).
+/// 2^17 = 131072 covers a chain of 10⁵ with room (21 MB).
+inline constexpr int kAxisSweepHandles = 1 << 17;
+
 struct WorldOptions {
   SolverKind solver = SolverKind::kStockSi;
+  Broadphase broadphase = Broadphase::kDbvt;
   /// The stock solver behind simpact (kSimpact only); must not be kSimpact.
   SolverKind base = SolverKind::kStockSi;
   bullet::ImpactSolverConfig simpact;  ///< kSimpact only
