@@ -1,0 +1,130 @@
+// Principal pivoting for box-constrained convex quadratic programs
+//     min ½ xᵀ W x + qᵀ x   subject to   lo ≤ x ≤ hi,      W = A Aᵀ,
+// equivalently the box LCP: w = W x + q and, for every variable j,
+//     lo_j < x_j < hi_j ⇒ w_j = 0,   x_j = lo_j ⇒ w_j ≥ 0,   x_j = hi_j ⇒ w_j ≤ 0.
+// A is sparse (n × r): W is symmetric positive SEMI-definite of rank ≤ r and
+// is never formed; every product with W goes through A (W v = A (Aᵀ v)).
+//
+// Method: the principal pivoting of R. W. Cottle and G. B. Dantzig
+// ("Complementary pivot theory of mathematical programming", Linear Algebra
+// Appl. 1, 1968) in the form D. Baraff gave it for contact forces ("Fast
+// contact force computation for nonpenetrating rigid bodies", SIGGRAPH 1994):
+// variables are CLAMPED (w_j = 0, the set C), at their LOWER bound or at
+// their UPPER bound. Variables that violate their condition are DRIVEN one at
+// a time: x_j moves towards w_j = 0 while the clamped ones move so that w_C
+// stays 0, until the first event — j reaches w_j = 0 (joins C) or a bound,
+// a clamped variable reaches a bound (leaves C), or a bounded variable's w
+// reaches 0 (joins C). Every variable already processed keeps its condition,
+// so each drive ends with one more variable satisfied.
+//
+// Dependent rows. W_CC is kept nonsingular: a variable whose Schur complement
+// s_j = W_jj − W_jC W_CC⁻¹ W_Cj is at or below kBoxPivotTolerance · W_jj is
+// DEPENDENT on C (driving it leaves w_j unchanged up to rounding), never
+// joins C, and goes to the bound its w asks for. Contact problems are full
+// of such rows (four corners of a face, rank three); this is how the method
+// picks one vertex of their solution set, as Lemke's method does, where a
+// minimum-norm solution would spread impulses over dependent rows.
+//
+// Factorization: W_CC = L Lᵀ (Cholesky), grown by one row when a variable
+// joins C and repaired by a rank-one update when one leaves (O(|C|²) each);
+// |C| ≤ rank W ≤ r. A drive step costs O(|C|² + nnz(A)).
+//
+// Warm start: the states of the last solve are kept; the next solve (same A,
+// new q or bounds) starts from them, re-establishes w_C = 0, demotes every
+// variable whose condition no longer holds and drives only those.
+//
+// Degeneracy. A clamped variable that leaves C at a bound with a zero-length
+// step may not re-enter C at zero length within the same drive (it would
+// cycle). Theory guarantees termination for positive definite W; for the
+// semi-definite case the step limit bounds the work and the caller falls
+// back. Results are bitwise deterministic (fixed orders, no threads).
+#pragma once
+
+#include <simpact/impact_problem.h>
+
+#include <Eigen/Core>
+
+#include <vector>
+
+namespace simpact::internal {
+
+/// A variable whose Schur complement against the clamped set is at or below
+/// this × W_jj is dependent and never clamped. A clamped set admitted at
+/// 1e-10 has a Cholesky factor of condition ≤ ~1e5 per admitted row, so the
+/// clamped solve loses at most ~1e-11 relative per pivot in double; much
+/// smaller thresholds admit rows that are dependent up to rounding (4 corners
+/// of one face differ at ~1e-16) and wreck the factor.
+inline constexpr double kBoxPivotTolerance = 1e-10;
+
+/// A bounded variable is a blocker of a drive only when its w moves faster
+/// than this × the largest |Δw| of the step direction: slower changes are the
+/// rounding of a dependent row (its exact change is zero) and, taken as
+/// events, would stop the drive with zero-length steps.
+inline constexpr double kBoxDegenerateSlope = 1e-12;
+
+class BoxQp {
+ public:
+  enum class State : char { kFree, kClamped, kLower, kUpper };
+
+  /// Sets A (n × r). Forgets the warm state.
+  void set_rows(const SparseRowMatrix& a);
+  int size() const { return n_; }
+
+  /// Solves for q, lo ≤ hi (n each, finite), starting from the state of the
+  /// last solve. Tolerances are absolute, per variable: w_tolerance_j for
+  /// w_j's sign and zero tests, x_tolerance_j for "at a bound" (a variable
+  /// with hi_j − lo_j ≤ x_tolerance_j is fixed at lo_j). Returns false if the
+  /// step limit (max_steps, 0 = automatic: 50 (n + 10)) is reached or a
+  /// polished solution keeps violating its conditions; the state is then
+  /// unspecified (call reset()).
+  bool solve(const Eigen::VectorXd& q, const Eigen::VectorXd& lo, const Eigen::VectorXd& hi,
+             const Eigen::VectorXd& w_tolerance, const Eigen::VectorXd& x_tolerance, int max_steps = 0);
+
+  /// Forgets the warm state: every variable free at x = 0.
+  void reset();
+
+  const Eigen::VectorXd& x() const { return x_; }
+  const Eigen::VectorXd& w() const { return w_; }  ///< W x + q
+  State state(int j) const { return state_[static_cast<size_t>(j)]; }
+  const std::vector<int>& clamped() const { return clamped_; }
+  int steps() const { return steps_; }  ///< drive steps of the last solve
+
+  /// W_jk = A_j · A_k.
+  double entry(int j, int k) const;
+  /// out = W v (n).
+  void multiply(const Eigen::VectorXd& v, Eigen::VectorXd& out) const;
+
+ private:
+  double factor_row(int j);  // s_j; fills y_ = L⁻¹ W_Cj (j's factor row if it joins C)
+  double schur(int j);       // s_j; also dxc_ = −W_CC⁻¹ W_Cj
+  bool independent(int j);  // schur(j) above the pivot tolerance and room in the factor
+  void clamp(int j);    // j joins C (after schur(j))
+  void release(int position, State to);
+  void refactor();
+  void solve_clamped(Eigen::VectorXd& rhs) const;  // rhs ← W_CC⁻¹ rhs
+  void set_x(int j, double value);                 // keeps w = W x + q
+  void refresh_w();
+  bool restore_clamped();  // x_C with w_C = 0; releases clamped out of bounds
+  bool demote();           // violators → free; true if any
+  bool violated(int j) const;
+  bool fixed(int j) const { return hi_[j] - lo_[j] <= xtol_[j]; }
+  bool drive(int j, int max_steps);
+
+  int n_ = 0, r_ = 0;
+  SparseRowMatrix a_;
+  Eigen::SparseMatrix<double, Eigen::ColMajor> at_;  // Aᵀ (r × n), for W v
+  Eigen::VectorXd diagonal_;                          // W_jj
+  Eigen::VectorXd x_, w_, q_, lo_, hi_, wtol_, xtol_;
+  std::vector<State> state_;
+  std::vector<int> clamped_;
+  Eigen::MatrixXd factor_;  // lower Cholesky factor of W_CC in the top-left |C| block
+  int steps_ = 0;
+  // scratch
+  mutable Eigen::VectorXd g_;
+  Eigen::VectorXd scatter_, y_, dxc_, dw_, rhs_;
+  std::vector<unsigned> stuck_mark_, dependent_mark_;
+  unsigned stamp_ = 0, stuck_stamp_ = 0, dependent_stamp_ = 0;
+  int y_owner_ = -1;  // the variable y_ was computed for (−1: stale)
+};
+
+}  // namespace simpact::internal
