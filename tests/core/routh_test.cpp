@@ -65,18 +65,22 @@ TEST_P(SingleContactRouth, MatchesTheClosedFormForAnyStep) {
   RouthParameters params;
   params.step = c.step;
   params.max_steps = 1000;
-  for (std::uint64_t seed : {1u, 2u, 3u}) {
-    params.seed = seed;
-    const FrictionalResult r = sample_routh(p, params);
-    ASSERT_EQ(r.status, Status::kSuccess) << r.message;
-    const FrictionalOutcome& o = r.outcomes[0];
-    EXPECT_TRUE(o.terminated);
-    const double speed = p.velocity.cwiseAbs().maxCoeff();
-    EXPECT_TRUE(VectorsNear(o.velocity, v_expected, kClosedForm * speed, 0.0))
-        << "seed " << seed << (expected.stuck ? " (ends stuck)" : " (ends sliding)");
-    EXPECT_NEAR(o.normal_impulses[0], expected.normal, kClosedForm * expected.normal);
-    EXPECT_NEAR(o.tangential_impulses[0], expected.tangential, kClosedForm * expected.normal);
-  }
+  // Both increment solvers (routh.h, "LCP solvers").
+  for (IncrementSolver solver : {IncrementSolver::kLemke, IncrementSolver::kBoxPivoting})
+    for (std::uint64_t seed : {1u, 2u, 3u}) {
+      params.seed = seed;
+      params.increment_solver = solver;
+      const FrictionalResult r = sample_routh(p, params);
+      ASSERT_EQ(r.status, Status::kSuccess) << r.message;
+      const FrictionalOutcome& o = r.outcomes[0];
+      EXPECT_TRUE(o.terminated);
+      EXPECT_EQ(o.increment_fallbacks, 0) << to_string(solver);
+      const double speed = p.velocity.cwiseAbs().maxCoeff();
+      EXPECT_TRUE(VectorsNear(o.velocity, v_expected, kClosedForm * speed, 0.0))
+          << to_string(solver) << ", seed " << seed << (expected.stuck ? " (ends stuck)" : " (ends sliding)");
+      EXPECT_NEAR(o.normal_impulses[0], expected.normal, kClosedForm * expected.normal);
+      EXPECT_NEAR(o.tangential_impulses[0], expected.tangential, kClosedForm * expected.normal);
+    }
   // Sequential and simultaneous (Anitescu–Potra) coincide with Routh on one
   // contact whenever the contact ends stuck or sliding one way.
   const FrictionalResult seq = resolve_sequential(p);
@@ -123,15 +127,17 @@ TEST(RouthSingleContact, ClosedFormCasesAreWhatTheirNamesSay) {
 struct RandomCase {
   int n, m;
   bool planar;
+  IncrementSolver solver;
 };
 
 class RandomRouth : public ::testing::TestWithParam<RandomCase> {};
 
 // Theorem 7 along every sample's trajectory; post-impact velocities never
-// penetrate; the termination rate within N is measured and reported.
+// penetrate; the termination rate within N is measured and reported. With
+// box pivoting, the increments it leaves to Lemke are counted too.
 TEST_P(RandomRouth, EveryIncrementDissipatesAndNoSamplePenetrates) {
   const RandomCase rc = GetParam();
-  int samples = 0, terminated = 0, lcps = 0;
+  int samples = 0, terminated = 0, lcps = 0, fallbacks = 0;
   for (std::uint64_t seed = 0; seed < 60; ++seed) {
     const auto rp = random_frictional(seed * 7919 + static_cast<std::uint64_t>(rc.n), rc.n, rc.m,
                                       rc.planar);
@@ -139,6 +145,7 @@ TEST_P(RandomRouth, EveryIncrementDissipatesAndNoSamplePenetrates) {
     params.seed = seed;
     params.record_trajectory = true;
     params.max_steps = 20;
+    params.increment_solver = rc.solver;
     RouthSampler sampler(rp.problem, params);
     const double approach = -(Eigen::MatrixXd(rp.problem.normals) * rp.problem.velocity).minCoeff();
     for (std::uint64_t k = 0; k < 8; ++k) {
@@ -149,6 +156,7 @@ TEST_P(RandomRouth, EveryIncrementDissipatesAndNoSamplePenetrates) {
       ++samples;
       terminated += o.terminated ? 1 : 0;
       lcps += o.lcps;
+      fallbacks += o.increment_fallbacks;
       ASSERT_GE(o.trajectory.size(), 2u);
       for (size_t s = 1; s < o.trajectory.size(); ++s) {
         const double before = energy(rp.mass, o.trajectory[s - 1]);
@@ -170,18 +178,29 @@ TEST_P(RandomRouth, EveryIncrementDissipatesAndNoSamplePenetrates) {
   const double rate = static_cast<double>(terminated) / samples;
   RecordProperty("termination_rate_within_20", std::to_string(rate));
   RecordProperty("mean_lcps", std::to_string(static_cast<double>(lcps) / samples));
-  std::cout << "[ routh ] n=" << rc.n << " m=" << rc.m << (rc.planar ? " planar" : " 3-D")
-            << ": terminated within N=20: " << terminated << "/" << samples
-            << ", mean LCPs " << static_cast<double>(lcps) / samples << "\n";
+  std::cout << "[ routh ] n=" << rc.n << " m=" << rc.m << (rc.planar ? " planar" : " 3-D") << ", "
+            << to_string(rc.solver) << ": terminated within N=20: " << terminated << "/" << samples
+            << ", mean LCPs " << static_cast<double>(lcps) / samples << ", " << fallbacks
+            << " left to Lemke\n";
   // With the automatic step a sample needs a handful of increments; 20 is
   // generous, so nearly all random impacts end by themselves.
   EXPECT_GE(rate, 0.9);
+  // Box pivoting leaves an increment to Lemke only when its staggered
+  // rounds or pivoting steps run out: rare (a few per thousand here).
+  EXPECT_LE(fallbacks, lcps / 100);
 }
 
-INSTANTIATE_TEST_SUITE_P(Problems, RandomRouth,
-                         ::testing::Values(RandomCase{3, 1, true}, RandomCase{3, 2, true},
-                                           RandomCase{6, 3, true}, RandomCase{6, 2, false},
-                                           RandomCase{9, 4, false}, RandomCase{12, 5, true}));
+INSTANTIATE_TEST_SUITE_P(
+    Problems, RandomRouth,
+    ::testing::Values(RandomCase{3, 1, true, IncrementSolver::kLemke}, RandomCase{3, 2, true, IncrementSolver::kLemke},
+                      RandomCase{6, 3, true, IncrementSolver::kLemke}, RandomCase{6, 2, false, IncrementSolver::kLemke},
+                      RandomCase{9, 4, false, IncrementSolver::kLemke}, RandomCase{12, 5, true, IncrementSolver::kLemke},
+                      RandomCase{3, 1, true, IncrementSolver::kBoxPivoting},
+                      RandomCase{6, 3, true, IncrementSolver::kBoxPivoting},
+                      RandomCase{6, 2, false, IncrementSolver::kBoxPivoting},
+                      RandomCase{9, 4, false, IncrementSolver::kBoxPivoting},
+                      RandomCase{12, 5, true, IncrementSolver::kBoxPivoting},
+                      RandomCase{18, 6, false, IncrementSolver::kBoxPivoting}));
 
 TEST(RouthSampling, NonCollidingVelocityTakesNoIncrement) {
   // Lemma 8: J_n v ≥ 0 → v unchanged, no LCP.
@@ -289,21 +308,30 @@ TEST(RouthSampling, StepLimitFallsBackToAnitescuPotraAndSaysSo) {
 // times a column entry ~1e6, left a basic variable at −1e-4 of the data);
 // its retries with other covering vectors (core/lcp.h) must carry every
 // sample through, and the law's residual checks must hold.
+// Box pivoting (routh.h, "LCP solvers") must carry them through as well,
+// leaving at most one increment in ten to Lemke.
 TEST(RouthLargeClusters, EightStackedBoxesSampleWithoutLcpFailure) {
   const FrictionalProblem p = scenes::falling_box_stack(8);
   const Eigen::MatrixXd mass = Eigen::MatrixXd(p.inverse_mass).inverse();
   const double before = energy(mass, p.velocity);
   const double approach = 0.44;  // the column's landing speed
-  for (std::uint64_t seed = 0; seed < 10; ++seed) {
-    RouthParameters params;
-    params.seed = seed;
-    const FrictionalResult r = sample_routh(p, params);
-    EXPECT_NE(r.status, Status::kLcpFailed) << "seed " << seed << ": " << r.message;
-    const FrictionalOutcome& o = r.outcomes[0];
-    EXPECT_TRUE(o.terminated || o.finished_by_fallback) << "seed " << seed;
-    EXPECT_LE(o.energy_change, kDissipationSlack * before) << "seed " << seed;
-    EXPECT_LT(o.energy_change, -0.1 * before) << "seed " << seed << ": a plastic landing dissipates";
-    EXPECT_GE(o.normal_velocities.minCoeff(), -kPenetrationSlack * approach) << "seed " << seed;
+  for (IncrementSolver solver : {IncrementSolver::kLemke, IncrementSolver::kBoxPivoting}) {
+    int lcps = 0, fallbacks = 0;
+    for (std::uint64_t seed = 0; seed < 10; ++seed) {
+      RouthParameters params;
+      params.seed = seed;
+      params.increment_solver = solver;
+      const FrictionalResult r = sample_routh(p, params);
+      EXPECT_NE(r.status, Status::kLcpFailed) << to_string(solver) << ", seed " << seed << ": " << r.message;
+      const FrictionalOutcome& o = r.outcomes[0];
+      lcps += o.lcps;
+      fallbacks += o.increment_fallbacks;
+      EXPECT_TRUE(o.terminated || o.finished_by_fallback) << "seed " << seed;
+      EXPECT_LE(o.energy_change, kDissipationSlack * before) << "seed " << seed;
+      EXPECT_LT(o.energy_change, -0.1 * before) << "seed " << seed << ": a plastic landing dissipates";
+      EXPECT_GE(o.normal_velocities.minCoeff(), -kPenetrationSlack * approach) << "seed " << seed;
+    }
+    EXPECT_LE(fallbacks, lcps / 10) << to_string(solver);
   }
 }
 

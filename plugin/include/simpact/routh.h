@@ -31,10 +31,25 @@
 // Lemke's method finds one (Theorem 6). Every solution dissipates kinetic
 // energy (Theorem 7).
 //
-// LCP solver: our own dense Lemke (plugin/src/core/lcp.cpp): covering vector
-// 1, lexicographic ratio test, so the degenerate rows (the γ rows have q = 0)
-// cannot cycle; its residual check turns a numerically broken pivot sequence
-// into a reported failure instead of a returned z (see README, "LCP solver").
+// LCP solvers (RouthParameters::increment_solver). Lemke: our own dense
+// Lemke (plugin/src/core/lcp.cpp): covering vector 1, lexicographic ratio
+// test, so the degenerate rows (the γ rows have q = 0) cannot cycle; its
+// residual check turns a numerically broken pivot sequence into a reported
+// failure instead of a returned z (see README, "LCP solver"). It is the
+// reference: O(size²) per pivot and O(size) pivots on the (3 + d) m
+// variables. Box pivoting (plugin/src/core/routh_box.h): for d = 4 in 3-D and
+// the planar d = 2 the increment is EXACTLY a box-constrained problem in 3m
+// (planar 2m) variables — the polyhedral cone's maximum dissipation over the
+// diamond |Λ₁| + |Λ₂| ≤ μλ_n is a square in the frame turned by 45° — solved
+// by principal pivoting on W = (B M^{1/2})(B M^{1/2})ᵀ with the friction
+// bounds tied to the normal impulses. Its solution is mapped back to eq.
+// (75)'s z and must pass the same data-scaled residual check as Lemke's; when
+// it does not (or the pivoting runs out of steps) Lemke solves the increment
+// (FrictionalOutcome::increment_fallbacks counts them). When the LCP has
+// several solutions the two solvers may pick different ones; every one is an
+// increment of the law. The automatic choice keeps Lemke up to
+// kLemkeIncrementContacts contacts, so every small cluster — Halm & Posa's
+// examples, the validated cube tosses — resolves bit for bit as before.
 //
 // ── Algorithm 1, Sim(h, x₀, N) (Halm & Posa, §5.1) ──────────────────────────
 //   while some u_n,i < −tol and fewer than N increments:
@@ -186,6 +201,27 @@ inline constexpr int kReleaseCorrections = 4;
 /// tests/core/routh_restitution_test.cpp show; the last resort stays.
 inline constexpr int kGuardHalvings = 4;
 
+/// How each increment LCP is solved (header, "LCP solvers").
+enum class IncrementSolver {
+  /// Lemke up to kLemkeIncrementContacts contacts or for cones the box form
+  /// does not cover (3-D with d ≠ 4); box pivoting above, Lemke as its
+  /// fallback.
+  kAutomatic,
+  kLemke,        ///< Lemke always (the reference).
+  kBoxPivoting,  ///< Box pivoting whenever the cone allows it, Lemke as its fallback.
+};
+
+const char* to_string(IncrementSolver solver);  ///< "automatic", "lemke", "box_pivoting"
+/// Parses the names of to_string; throws InvalidProblem otherwise.
+IncrementSolver parse_increment_solver(const std::string& name);
+
+/// kAutomatic's limit: Lemke up to this many contacts. Eight is the cluster
+/// size the Bullet adapters capped Routh clusters at before box pivoting
+/// existed, so every cluster they resolved then resolves bit for bit as
+/// before; above it box pivoting is several times faster
+/// (benchmark_routh_clusters) and its cost grows far more slowly.
+inline constexpr int kLemkeIncrementContacts = 8;
+
 struct RouthParameters {
   /// h, the normal impulse cap scale [impulse units, N·s in SI]. 0 =
   /// automatic (see header). Must be ≥ 0 and finite.
@@ -213,6 +249,8 @@ struct RouthParameters {
   bool finish_with_anitescu_potra = true;
   /// Keep the velocity after every increment in outcome.trajectory.
   bool record_trajectory = false;
+  /// The increment LCP's solver (header, "LCP solvers").
+  IncrementSolver increment_solver = IncrementSolver::kAutomatic;
   /// Validate the problem first (throws InvalidProblem).
   bool validate_input = true;
 };

@@ -29,39 +29,52 @@ int find_root(std::vector<int>& parent, int i) {
   throw InvalidProblem(os.str());
 }
 
-}  // namespace
-
-void InertiaBlocks::analyze(const SparseColMatrix& inverse_mass, bool check_definiteness) {
+// Connected blocks of M⁻¹'s sparsity pattern, grouped with a counting sort
+// so that blocks are ordered by their smallest DOF and DOFs ascend within a
+// block (deterministic layout): block b holds dofs[block_start[b],
+// block_start[b + 1]). The other vectors are scratch. Returns the count.
+int group_blocks(const SparseColMatrix& inverse_mass, std::vector<int>& parent, std::vector<int>& block_of,
+                 std::vector<int>& root_block, std::vector<int>& fill, std::vector<int>& block_start,
+                 std::vector<int>& dofs) {
   const int n = static_cast<int>(inverse_mass.rows());
-  parent_.resize(n);
-  std::iota(parent_.begin(), parent_.end(), 0);
+  parent.resize(n);
+  std::iota(parent.begin(), parent.end(), 0);
   for (int col = 0; col < inverse_mass.outerSize(); ++col)
     for (SparseColMatrix::InnerIterator it(inverse_mass, col); it; ++it) {
       if (it.value() == 0.0) continue;
-      const int a = find_root(parent_, static_cast<int>(it.row()));
-      const int b = find_root(parent_, col);
-      if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+      const int a = find_root(parent, static_cast<int>(it.row()));
+      const int b = find_root(parent, col);
+      if (a != b) parent[std::max(a, b)] = std::min(a, b);
     }
-
-  // Group DOFs by root with a counting sort, so blocks are ordered by their
-  // smallest DOF and DOFs ascend within a block (deterministic layout).
-  std::vector<int>& block_of = block_of_;
-  std::vector<int>& root_block = root_block_;
   block_of.resize(n);
   root_block.assign(n, -1);
   int count = 0;
   for (int i = 0; i < n; ++i) {
-    const int r = find_root(parent_, i);
+    const int r = find_root(parent, i);
     if (root_block[r] < 0) root_block[r] = count++;
     block_of[i] = root_block[r];
   }
-  block_start_.assign(count + 1, 0);
-  for (int i = 0; i < n; ++i) ++block_start_[block_of[i] + 1];
-  std::partial_sum(block_start_.begin(), block_start_.end(), block_start_.begin());
-  dofs_.resize(n);
-  std::vector<int>& fill = fill_;
-  fill.assign(block_start_.begin(), block_start_.end() - 1);
-  for (int i = 0; i < n; ++i) dofs_[fill[block_of[i]]++] = i;
+  block_start.assign(count + 1, 0);
+  for (int i = 0; i < n; ++i) ++block_start[block_of[i] + 1];
+  std::partial_sum(block_start.begin(), block_start.end(), block_start.begin());
+  dofs.resize(n);
+  fill.assign(block_start.begin(), block_start.end() - 1);
+  for (int i = 0; i < n; ++i) dofs[fill[block_of[i]]++] = i;
+  return count;
+}
+
+// The dense block of M⁻¹ on dofs[begin, begin + size).
+void fill_block(const SparseColMatrix& inverse_mass, const std::vector<int>& dofs, int begin, int size,
+                Eigen::MatrixXd& block) {
+  block.resize(size, size);
+  for (int c = 0; c < size; ++c)
+    for (int r = 0; r < size; ++r) block(r, c) = inverse_mass.coeff(dofs[begin + r], dofs[begin + c]);
+}
+
+}  // namespace
+
+void InertiaBlocks::analyze(const SparseColMatrix& inverse_mass, bool check_definiteness) {
+  const int count = group_blocks(inverse_mass, parent_, block_of_, root_block_, fill_, block_start_, dofs_);
 
   mass_start_.assign(count + 1, 0);
   for (int b = 0; b < count; ++b) {
@@ -82,11 +95,7 @@ void InertiaBlocks::analyze(const SparseColMatrix& inverse_mass, bool check_defi
       out[0] = x > 0.0 ? 1.0 / x : 0.0;  // exact zero: infinitely massive DOF
       continue;
     }
-    block.resize(size, size);
-    for (int c = 0; c < size; ++c)
-      for (int r = 0; r < size; ++r)
-        block(r, c) = inverse_mass.coeff(dofs_[(begin + r)],
-                                         dofs_[(begin + c)]);
+    fill_block(inverse_mass, dofs_, begin, size, block);
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(block);
     const Eigen::VectorXd& ev = eig.eigenvalues();  // ascending
     const double scale = ev.cwiseAbs().maxCoeff();
@@ -114,6 +123,33 @@ double InertiaBlocks::kinetic_energy(const Eigen::VectorXd& v) const {
     }
   }
   return 0.5 * twice;
+}
+
+SparseColMatrix metric_root(const SparseColMatrix& inverse_mass) {
+  std::vector<int> parent, block_of, root_block, fill, block_start, dofs;
+  const int count = group_blocks(inverse_mass, parent, block_of, root_block, fill, block_start, dofs);
+  std::vector<Eigen::Triplet<double>> entries;
+  int columns = 0;
+  Eigen::MatrixXd block;
+  for (int b = 0; b < count; ++b) {
+    const int begin = block_start[b], size = block_start[b + 1] - begin;
+    fill_block(inverse_mass, dofs, begin, size, block);
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(block);
+    const Eigen::VectorXd& ev = eig.eigenvalues();
+    const double scale = ev.cwiseAbs().maxCoeff();
+    for (int k = 0; k < size; ++k) {
+      if (!(ev[k] > kRankTolerance * scale)) continue;
+      const double root = std::sqrt(ev[k]);
+      for (int r = 0; r < size; ++r) {
+        const double v = eig.eigenvectors()(r, k) * root;
+        if (v != 0.0) entries.emplace_back(dofs[begin + r], columns, v);
+      }
+      ++columns;
+    }
+  }
+  SparseColMatrix out(static_cast<Eigen::Index>(dofs.size()), columns);
+  out.setFromTriplets(entries.begin(), entries.end());
+  return out;
 }
 
 }  // namespace simpact::internal

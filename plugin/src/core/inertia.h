@@ -34,4 +34,14 @@ class InertiaBlocks {
   Eigen::MatrixXd block_;                                   // scratch
 };
 
+/// A square root of M⁻¹: R (n × r, r = rank M⁻¹) with R Rᵀ = M⁻¹, block by
+/// block over the connected blocks of M⁻¹'s sparsity pattern (the columns of
+/// a block are its eigenvectors scaled by √eigenvalue; eigenvalues at or below
+/// kRankTolerance × the block's largest are dropped: infinitely massive
+/// directions). A contact row J becomes J R, and J M⁻¹ Jᵀ = (J R)(J R)ᵀ, so a
+/// Delassus matrix is a Gram matrix of sparse rows and never has to be formed
+/// (box_qp.h). Columns ordered by block (blocks by smallest DOF), then by
+/// ascending eigenvalue: deterministic.
+SparseColMatrix metric_root(const SparseColMatrix& inverse_mass);
+
 }  // namespace simpact::internal

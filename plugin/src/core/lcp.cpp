@@ -169,6 +169,23 @@ class Tableau {
   std::vector<int> var_row_;    // variable → row, −1 if nonbasic
 };
 
+double scaled_violation(const Eigen::VectorXd& z, const Eigen::VectorXd& w, const Eigen::VectorXd& w_scale,
+                        const Eigen::VectorXd& z_scale, Eigen::Index* where) {
+  double worst = 0.0;
+  Eigen::Index at = 0;
+  for (Eigen::Index i = 0; i < z.size(); ++i) {
+    const double wi = w[i] / w_scale[i];
+    const double zi = z[i] / z_scale[i];
+    const double violation = std::max(-wi, std::min(std::abs(zi), std::abs(wi)));
+    if (!(violation <= worst)) {  // also catches NaN
+      worst = violation;
+      at = i;
+    }
+  }
+  if (where) *where = at;
+  return worst;
+}
+
 namespace {
 
 // Fills w = M z + q and downgrades a kSolved result whose residual is above
@@ -182,17 +199,8 @@ void check_solution(const Eigen::MatrixXd& M, const Eigen::MatrixXd& abs_m,
   result.w.noalias() += M * result.z;
   const Eigen::Index m = q.size();
   if (parameters.w_scale.size() == m && parameters.z_scale.size() == m && m > 0) {
-    double worst = 0.0;
     Eigen::Index where = 0;
-    for (Eigen::Index i = 0; i < m; ++i) {
-      const double w = result.w[i] / parameters.w_scale[i];
-      const double z = result.z[i] / parameters.z_scale[i];
-      const double violation = std::max(-w, std::min(std::abs(z), std::abs(w)));
-      if (!(violation <= worst)) {  // also catches NaN
-        worst = violation;
-        where = i;
-      }
-    }
+    const double worst = scaled_violation(result.z, result.w, parameters.w_scale, parameters.z_scale, &where);
     if (!(worst <= parameters.residual_tolerance)) {
       result.status = LcpStatus::kInaccurate;
       result.message = "LCP solution violates w >= 0 or complementarity in row " +

@@ -65,6 +65,13 @@ struct LcpResult {
 LcpResult solve_lcp_lemke(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
                           const LemkeParameters& parameters = {});
 
+/// The data-scaled residual of LemkeParameters (w_scale, z_scale): the worst
+/// max(−w_i / w_scale_i, min(|z_i| / z_scale_i, |w_i| / w_scale_i)) over the
+/// rows (NaN counts as the worst); `where` gets its row. Lemke's solutions
+/// and every other solver's (routh_box.h) are accepted by the same test.
+double scaled_violation(const Eigen::VectorXd& z, const Eigen::VectorXd& w, const Eigen::VectorXd& w_scale,
+                        const Eigen::VectorXd& z_scale, Eigen::Index* where = nullptr);
+
 /// The same Lemke method, keeping its matrix and tableau between calls:
 /// solving many LCPs with one M (the Routh sampler's increments) allocates
 /// nothing after the first and prepares M once. Not thread-safe; one per

@@ -7,6 +7,7 @@
 #include "core/lcp.h"
 #include "core/outcome_check.h"
 #include "core/rng.h"
+#include "core/routh_box.h"
 
 #include <algorithm>
 #include <atomic>
@@ -33,6 +34,23 @@ ImpulseSampler parse_impulse_sampler(const std::string& name) {
   if (name == "uniform") return ImpulseSampler::kUniform;
   if (name == "low_discrepancy") return ImpulseSampler::kLowDiscrepancy;
   throw InvalidProblem("unknown sampler \"" + name + "\" (expected uniform or low_discrepancy)");
+}
+
+const char* to_string(IncrementSolver solver) {
+  switch (solver) {
+    case IncrementSolver::kAutomatic: return "automatic";
+    case IncrementSolver::kLemke: return "lemke";
+    case IncrementSolver::kBoxPivoting: return "box_pivoting";
+  }
+  return "unknown";
+}
+
+IncrementSolver parse_increment_solver(const std::string& name) {
+  if (name == "automatic") return IncrementSolver::kAutomatic;
+  if (name == "lemke") return IncrementSolver::kLemke;
+  if (name == "box_pivoting") return IncrementSolver::kBoxPivoting;
+  throw InvalidProblem("unknown increment solver \"" + name +
+                       "\" (expected automatic, lemke or box_pivoting)");
 }
 
 double RouthOutcomeSet::mean_lcps() const {
@@ -91,6 +109,38 @@ double generalized_golden_ratio(int dims) {
   return x;
 }
 
+// W of Halm & Posa, eq. (75b), variable order z = [β; λ_n; λ_D; γ]: the
+// Anitescu–Potra matrix bordered by the β rows of (73)–(74).
+Eigen::MatrixXd increment_matrix(const internal::FrictionalSpace& sp) {
+  const int m = sp.m, size = (3 + sp.d) * m;
+  Eigen::MatrixXd lcp = Eigen::MatrixXd::Zero(size, size);
+  lcp.bottomRightCorner(size - m, size - m) = internal::anitescu_potra_matrix(sp, {});
+  for (int i = 0; i < m; ++i) {
+    lcp(i, m + i) = -1.0;  // β row: λ_max − λ_n
+    lcp(m + i, i) = 1.0;   // λ_n row: … + β
+  }
+  return lcp;
+}
+
+// w = W z + q of eq. (75) without forming W (z, q and w in its layout).
+void increment_w(const internal::FrictionalSpace& sp, const Eigen::VectorXd& z, const Eigen::VectorXd& q,
+                 Eigen::VectorXd& w) {
+  const int m = sp.m, d = sp.d, rows = sp.rows();
+  w = q;
+  w.segment(m, rows).noalias() += sp.wbar * z.segment(m, rows);
+  for (int i = 0; i < m; ++i) {
+    w[i] -= z[m + i];           // λ_max − λ_n
+    w[m + i] += z[i];           // u_n′ + β
+    double directions = 0.0;
+    for (int k = 0; k < d; ++k) {
+      const int row = sp.direction_row(i, k);
+      w[m + row] += z[m + rows + i];  // J_D v′ + E γ
+      directions += z[m + row];
+    }
+    w[m + rows + i] += sp.mu[i] * z[m + i] - directions;  // μ λ_n − Eᵀ λ_D
+  }
+}
+
 }  // namespace
 
 // ── Implementation ──────────────────────────────────────────────────────────
@@ -106,6 +156,11 @@ struct RouthSampler::Impl {
   internal::OutcomeScales scales;       // the final check's thresholds
   Eigen::VectorXd lcp_w_scale, lcp_z_scale;  // data scales of the increment LCP
   Eigen::MatrixXd lcp_scaled;                // D_w⁻¹ W D_z: the LCP in those units
+  // Box pivoting (header, "LCP solvers"): the primary solver when `box`;
+  // lcp and lcp_scaled are then left empty and each workspace builds them
+  // only if one of its increments falls back to Lemke.
+  bool box = false;
+  internal::RouthBoxIncrement box_solver;  // built, warm state empty: copied per workspace
   // Restitution (header, "Restitution"):
   Eigen::VectorXd restitution;  // e (m), zeros when the problem has none
   bool restitutive = false;     // some e_i > 0
@@ -122,15 +177,11 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
   const internal::FrictionalSpace& sp = s.space;
   const int m = sp.m, d = sp.d;
   const int size = (3 + d) * m;
-
-  // W of Halm & Posa, eq. (75b), variable order z = [β; λ_n; λ_D; γ]: the
-  // Anitescu–Potra matrix bordered by the β rows of (73)–(74).
-  s.lcp = Eigen::MatrixXd::Zero(size, size);
-  s.lcp.bottomRightCorner(size - m, size - m) = internal::anitescu_potra_matrix(sp, {});
-  for (int i = 0; i < m; ++i) {
-    s.lcp(i, m + i) = -1.0;  // β row: λ_max − λ_n
-    s.lcp(m + i, i) = 1.0;   // λ_n row: … + β
-  }
+  const IncrementSolver solver = parameters_.increment_solver;
+  s.box = m > 0 && internal::RouthBoxIncrement::applicable(sp) &&
+          (solver == IncrementSolver::kBoxPivoting ||
+           (solver == IncrementSolver::kAutomatic && m > kLemkeIncrementContacts));
+  if (!s.box) s.lcp = increment_matrix(sp);
 
   // Automatic step: factor × the largest single-contact frictionless
   // stopping impulse; and the infeasibility check (a colliding contact whose
@@ -202,7 +253,8 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
     // keeps complementarity). Every entry is then O(1) — the β rows' ±1, μ,
     // W̄ h / V ~ 2 — so Lemke's relative pivot tolerance no longer discards
     // the W̄ block of a heavy body (W̄ ~ 1e-17 next to the β rows' 1).
-    s.lcp_scaled = s.lcp_w_scale.cwiseInverse().asDiagonal() * s.lcp * s.lcp_z_scale.asDiagonal();
+    if (!s.box) s.lcp_scaled = s.lcp_w_scale.cwiseInverse().asDiagonal() * s.lcp * s.lcp_z_scale.asDiagonal();
+    if (s.box) s.box_solver.build(problem, sp, velocity, impulse);
   }
 
   if (parameters_.sampler == ImpulseSampler::kLowDiscrepancy && m > 0) {
@@ -224,28 +276,73 @@ RouthSampler& RouthSampler::operator=(RouthSampler&&) noexcept = default;
 double RouthSampler::step() const { return impl_->step; }
 
 
-// Per-thread scratch: the Lemke tableau and the LCP vectors, reused by every
-// increment of every sample the thread draws.
+// Per-thread scratch: the increment solvers (the Lemke tableau, the box
+// pivoting's warm state) and the LCP vectors, reused by every increment of
+// every sample the thread draws.
 struct RouthSampler::Workspace {
   explicit Workspace(const Impl& s) {
-    lemke.set_matrix(s.lcp);
-    lemke_parameters.w_scale = s.lcp_w_scale;
-    lemke_parameters.z_scale = s.lcp_z_scale;
-    scaled_lemke.set_matrix(s.lcp_scaled);
-    // The scaled LCP is already in data units: its residual scales are 1.
-    scaled_parameters.w_scale = Eigen::VectorXd::Ones(s.lcp_scaled.rows());
-    scaled_parameters.z_scale = scaled_parameters.w_scale;
+    if (s.box) {
+      box = s.box_solver;
+    } else {
+      prepare_lemke(s);
+    }
   }
   internal::LemkeSolver lemke, scaled_lemke;
   internal::LemkeParameters lemke_parameters, scaled_parameters;
   Eigen::VectorXd scaled_q;
+  bool lemke_ready = false;
+  Eigen::MatrixXd own_lcp;  // W of (75) when Impl keeps none (box primary)
+  internal::RouthBoxIncrement box;
+  int box_fallbacks = 0;    // increments box pivoting left to Lemke
+  internal::LcpResult lcp;
+  Eigen::VectorXd q;
 
-  // One increment LCP: Lemke on W as stated first (the paths of Halm & Posa's
-  // examples, unchanged), and if its solution fails the data-scaled
-  // residual check, Lemke on the LCP in data units (Impl::lcp_scaled),
-  // whose O(1) entries survive the relative pivot tolerance on badly scaled
-  // problems. Both are fixed, so the result stays a function of the data.
+  const Eigen::MatrixXd& matrix(const Impl& s) const { return s.box ? own_lcp : s.lcp; }
+
+  // The Lemke solvers' matrices; built on first use when box pivoting is the
+  // primary solver (a large cluster then never forms W's (3 + d)² m² entries
+  // unless an increment needs Lemke).
+  void prepare_lemke(const Impl& s) {
+    if (lemke_ready) return;
+    if (s.box) own_lcp = increment_matrix(s.space);
+    const Eigen::MatrixXd& w = matrix(s);
+    lemke.set_matrix(w);
+    lemke_parameters.w_scale = s.lcp_w_scale;
+    lemke_parameters.z_scale = s.lcp_z_scale;
+    if (s.box) {
+      scaled_lemke.set_matrix(s.lcp_w_scale.cwiseInverse().asDiagonal() * w * s.lcp_z_scale.asDiagonal());
+    } else {
+      scaled_lemke.set_matrix(s.lcp_scaled);
+    }
+    // The scaled LCP is already in data units: its residual scales are 1.
+    scaled_parameters.w_scale = Eigen::VectorXd::Ones(w.rows());
+    scaled_parameters.z_scale = scaled_parameters.w_scale;
+    lemke_ready = true;
+  }
+
+  // One increment LCP. Box pivoting first when it is the primary solver; its
+  // solution is accepted by Lemke's own data-scaled residual test. Then (or
+  // only) Lemke on W as stated (the paths of Halm & Posa's examples,
+  // unchanged), and if its solution fails the data-scaled residual check,
+  // Lemke on the LCP in data units, whose O(1) entries survive the relative
+  // pivot tolerance on badly scaled problems. All are fixed, so the result
+  // stays a function of the data.
   void solve(const Impl& s, const Eigen::VectorXd& rhs, internal::LcpResult& r) {
+    if (s.box) {
+      if (box.solve(rhs, r.z)) {
+        increment_w(s.space, r.z, rhs, r.w);
+        r.pivots = box.steps();
+        if (internal::scaled_violation(r.z, r.w, s.lcp_w_scale, s.lcp_z_scale) <=
+            lemke_parameters.residual_tolerance) {
+          r.status = internal::LcpStatus::kSolved;
+          r.message.clear();
+          return;
+        }
+      }
+      ++box_fallbacks;
+      box.reset();  // its state may be what failed
+      prepare_lemke(s);
+    }
     lemke.solve(rhs, lemke_parameters, r);
     if (r.status == internal::LcpStatus::kSolved) return;
     const std::string first = r.message;
@@ -256,13 +353,11 @@ struct RouthSampler::Workspace {
     if (r.status == internal::LcpStatus::kSolved) {
       r.z.array() *= s.lcp_z_scale.array();
       r.w = rhs;
-      r.w.noalias() += s.lcp * r.z;
+      r.w.noalias() += matrix(s) * r.z;
       return;
     }
     r.message = first + "; in data units too: " + r.message;
   }
-  internal::LcpResult lcp;
-  Eigen::VectorXd q;
 };
 
 FrictionalResult RouthSampler::sample(std::uint64_t index) const {
@@ -289,6 +384,10 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
     return result;
   }
 
+  // Sample k never depends on the samples drawn before it in this workspace.
+  if (s.box) workspace.box.reset();
+  const int fallbacks_before = workspace.box_fallbacks;
+
   internal::SplitMix64 rng(sample_stream_seed(parameters_.seed, index));
   Eigen::VectorXd shift;
   if (parameters_.sampler == ImpulseSampler::kLowDiscrepancy) {
@@ -296,7 +395,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
     for (Eigen::Index j = 0; j < shift.size(); ++j) shift[j] = rng.uniform();
   }
 
-  const int size = static_cast<int>(s.lcp.rows());
+  const int size = (3 + d) * m;  // variables of the increment LCP, eq. (75)
   Eigen::VectorXd& q = workspace.q;
   q.setZero(size);
   internal::LcpResult& r = workspace.lcp;
@@ -560,6 +659,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
     }
   }
   sp.fill_outcome(s.problem, total, out);
+  out.increment_fallbacks = workspace.box_fallbacks - fallbacks_before;
 
   // The final check (outcome_check.h), on velocities recomputed from v⁺.
   if (!keeps_input_velocity(result.status)) {

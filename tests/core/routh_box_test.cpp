@@ -1,0 +1,222 @@
+// Box pivoting for the Routh increment (routh.h "LCP solvers", routh_box.h):
+// the reformulation must give solutions of Halm & Posa's eq. (75) itself
+// (checked by that LCP's residual, not by the box form's), agree with Lemke
+// where the solution is unique, and leave sample k independent of the
+// samples drawn before it. The law's closed forms and properties under box
+// pivoting are routh_test.cpp's tests, run for both solvers.
+#include "support/compare.h"
+#include "support/random_frictional.h"
+
+#include "core/frictional_space.h"
+#include "core/lcp.h"
+#include "core/routh_box.h"
+
+#include <simpact/routh.h>
+#include <simpact_scenes/frictional_scenes.h>
+
+#include <gtest/gtest.h>
+
+#include <Eigen/LU>
+
+#include <cmath>
+#include <random>
+
+namespace simpact {
+namespace {
+
+using testing::random_frictional;
+using testing::VectorsNear;
+
+/// Lemke's acceptance threshold on the data-scaled residual (lcp.h): the
+/// box solution of eq. (75) is held to the same.
+constexpr double kResidual = 1e-9;
+/// Velocity agreement of two exact solvers on a unique solution: each is
+/// within ~1e-14 of it (a direct solve of a well-conditioned system);
+/// 1e-11 of the largest approach speed leaves three orders for the
+/// condition numbers of the random problems (M⁻¹ eigenvalues 0.1 … ~30).
+constexpr double kSameSolution = 1e-11;
+
+// The increment LCP of routh.h for a problem, caps and velocity rows.
+struct Increment {
+  internal::FrictionalSpace space;
+  Eigen::MatrixXd matrix;       // W of eq. (75)
+  Eigen::VectorXd w_scale, z_scale, velocity_scale;
+  double step = 0.0;
+};
+
+Increment increment_of(const FrictionalProblem& p) {
+  Increment inc;
+  internal::FrictionalSpace& sp = inc.space;
+  sp.build(p);
+  const int m = sp.m, d = sp.d, rows = sp.rows(), size = (3 + d) * m;
+  inc.matrix = Eigen::MatrixXd::Zero(size, size);
+  inc.matrix.bottomRightCorner(size - m, size - m) = internal::anitescu_potra_matrix(sp, {});
+  for (int i = 0; i < m; ++i) {
+    inc.matrix(i, m + i) = -1.0;
+    inc.matrix(m + i, i) = 1.0;
+  }
+  double largest = 0.0;
+  for (int i = 0; i < m; ++i) largest = std::max(largest, -sp.u0[i] / sp.wbar(i, i));
+  inc.step = 2.0 * largest;
+  // routh.cpp's data scales.
+  inc.velocity_scale.resize(rows);
+  for (int j = 0; j < rows; ++j)
+    inc.velocity_scale[j] = std::max(sp.speed_scale * sp.scale[j] + sp.magnitude[j], 1e-300);
+  inc.w_scale.resize(size);
+  inc.z_scale.resize(size);
+  for (int i = 0; i < m; ++i) {
+    const double friction_impulse = inc.step * std::max(1.0, sp.mu[i]);
+    double sliding = 0.0;
+    for (int k = 0; k < d; ++k) sliding = std::max(sliding, inc.velocity_scale[sp.direction_row(i, k)]);
+    inc.z_scale[i] = inc.velocity_scale[i];
+    inc.w_scale[i] = inc.step;
+    inc.z_scale[m + i] = inc.step;
+    inc.w_scale[m + i] = inc.velocity_scale[i];
+    for (int k = 0; k < d; ++k) {
+      const int row = sp.direction_row(i, k);
+      inc.z_scale[m + row] = friction_impulse;
+      inc.w_scale[m + row] = inc.velocity_scale[row];
+    }
+    inc.z_scale[m + rows + i] = sliding;
+    inc.w_scale[m + rows + i] = friction_impulse;
+  }
+  return inc;
+}
+
+Eigen::VectorXd random_caps(std::mt19937& rng, const Increment& inc) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const int m = inc.space.m, size = static_cast<int>(inc.matrix.rows());
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(size);
+  for (int i = 0; i < m; ++i) q[i] = inc.step * unit(rng);
+  q.segment(m, inc.space.rows()) = inc.space.u0;
+  return q;
+}
+
+struct Shape {
+  int n, m;
+  bool planar;
+  double max_friction;
+};
+
+class BoxIncrement : public ::testing::TestWithParam<Shape> {};
+
+// Every box solution is a solution of eq. (75) to Lemke's residual tolerance.
+TEST_P(BoxIncrement, SolvesTheIncrementLcpOfHalmAndPosa) {
+  const Shape shape = GetParam();
+  std::mt19937 rng(17);
+  int solved = 0;
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    FrictionalProblem p = random_frictional(seed * 31 + 5, shape.n, shape.m, shape.planar).problem;
+    p.friction *= shape.max_friction / 1.5;
+    const Increment inc = increment_of(p);
+    internal::RouthBoxIncrement box;
+    ASSERT_TRUE(internal::RouthBoxIncrement::applicable(inc.space));
+    box.build(p, inc.space, inc.velocity_scale, inc.step);
+    for (int draw = 0; draw < 5; ++draw) {
+      const Eigen::VectorXd q = random_caps(rng, inc);
+      Eigen::VectorXd z;
+      ASSERT_TRUE(box.solve(q, z)) << "seed " << seed << ", draw " << draw;
+      const Eigen::VectorXd w = inc.matrix * z + q;
+      EXPECT_LE(internal::scaled_violation(z, w, inc.w_scale, inc.z_scale), kResidual)
+          << "seed " << seed << ", draw " << draw;
+      EXPECT_GE(z.minCoeff(), 0.0);
+      ++solved;
+    }
+  }
+  EXPECT_EQ(solved, 200);
+}
+
+// Without friction and with W_nn positive definite the capped increment
+// (a strictly convex box QP) has one solution: both solvers must find it.
+TEST_P(BoxIncrement, FrictionlessAgreesWithLemke) {
+  const Shape shape = GetParam();
+  std::mt19937 rng(23);
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    FrictionalProblem p = random_frictional(seed * 131 + 3, shape.n, shape.m, shape.planar).problem;
+    p.friction.setZero();
+    const Increment inc = increment_of(p);
+    const int m = inc.space.m;
+    const Eigen::MatrixXd wnn = inc.space.wbar.topLeftCorner(m, m);
+    if (Eigen::FullPivLU<Eigen::MatrixXd>(wnn).rank() < m) continue;
+    internal::RouthBoxIncrement box;
+    box.build(p, inc.space, inc.velocity_scale, inc.step);
+    const Eigen::VectorXd q = random_caps(rng, inc);
+    Eigen::VectorXd z;
+    ASSERT_TRUE(box.solve(q, z));
+    internal::LemkeParameters lemke;
+    lemke.w_scale = inc.w_scale;
+    lemke.z_scale = inc.z_scale;
+    const internal::LcpResult reference = internal::solve_lcp_lemke(inc.matrix, q, lemke);
+    ASSERT_EQ(reference.status, internal::LcpStatus::kSolved) << reference.message;
+    const int rows = inc.space.rows();
+    const Eigen::VectorXd u_box = inc.space.u0 + inc.space.wbar * z.segment(m, rows);
+    const Eigen::VectorXd u_lemke = inc.space.u0 + inc.space.wbar * reference.z.segment(m, rows);
+    const double speed = inc.space.u0.head(m).cwiseAbs().maxCoeff();
+    EXPECT_TRUE(VectorsNear(u_box.head(m), u_lemke.head(m), kSameSolution * speed, 0.0)) << "seed " << seed;
+    EXPECT_TRUE(VectorsNear(z.segment(m, m), reference.z.segment(m, m), kSameSolution * inc.step, 0.0))
+        << "seed " << seed;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Problems, BoxIncrement,
+                         ::testing::Values(Shape{3, 1, true, 1.5}, Shape{6, 2, true, 1.5},
+                                           Shape{9, 3, false, 1.5}, Shape{12, 4, false, 0.3},
+                                           Shape{18, 5, false, 1.5}, Shape{12, 5, true, 1.5}));
+
+TEST(BoxIncrement, CoversDFourInThreeDimensionsAndThePlane) {
+  const auto planar = random_frictional(1, 6, 2, true).problem;
+  auto spatial = random_frictional(2, 6, 2, false).problem;
+  internal::FrictionalSpace a, b, c;
+  a.build(planar);
+  b.build(spatial);
+  spatial.cone_directions = 6;
+  c.build(spatial);
+  EXPECT_TRUE(internal::RouthBoxIncrement::applicable(a));
+  EXPECT_TRUE(internal::RouthBoxIncrement::applicable(b));
+  EXPECT_FALSE(internal::RouthBoxIncrement::applicable(c));
+}
+
+// The automatic choice: Lemke at or below kLemkeIncrementContacts (bit for
+// bit the Lemke solver's sample), box pivoting above.
+TEST(RouthBoxPivoting, AutomaticKeepsLemkeForSmallClusters) {
+  const FrictionalProblem small = scenes::falling_box_stack(2);  // 8 contacts
+  ASSERT_EQ(small.contacts(), kLemkeIncrementContacts);
+  RouthParameters automatic, lemke, box;
+  lemke.increment_solver = IncrementSolver::kLemke;
+  box.increment_solver = IncrementSolver::kBoxPivoting;
+  const FrictionalOutcome a = sample_routh(small, automatic).outcomes[0];
+  const FrictionalOutcome l = sample_routh(small, lemke).outcomes[0];
+  for (Eigen::Index j = 0; j < a.velocity.size(); ++j) EXPECT_EQ(a.velocity[j], l.velocity[j]);
+  const FrictionalProblem large = scenes::falling_box_stack(3);  // 12 contacts
+  const FrictionalOutcome a3 = sample_routh(large, automatic).outcomes[0];
+  const FrictionalOutcome b3 = sample_routh(large, box).outcomes[0];
+  for (Eigen::Index j = 0; j < a3.velocity.size(); ++j) EXPECT_EQ(a3.velocity[j], b3.velocity[j]);
+}
+
+// Sample k is sample k whatever ran before it: the pivoting's warm state is
+// reset per sample, so the set is bitwise identical for any thread count.
+TEST(RouthBoxPivoting, SetIsBitwiseIdenticalForAnyThreadCount) {
+  const FrictionalProblem p = scenes::falling_box_stack(4);
+  RouthParameters params;
+  params.increment_solver = IncrementSolver::kBoxPivoting;
+  RouthSampler sampler(p, params);
+  RouthSetParameters one, two;
+  one.samples = two.samples = 24;
+  one.threads = 1;
+  two.threads = 2;
+  const RouthOutcomeSet a = sampler.approximate(one), b = sampler.approximate(two);
+  for (int k = 0; k < one.samples; ++k)
+    for (Eigen::Index j = 0; j < a.velocities.rows(); ++j) ASSERT_EQ(a.velocities(j, k), b.velocities(j, k));
+  // And sample 5 alone is column 5.
+  const FrictionalOutcome five = sampler.sample(5).outcomes[0];
+  for (Eigen::Index j = 0; j < a.velocities.rows(); ++j) EXPECT_EQ(five.velocity[j], a.velocities(j, 5));
+}
+
+TEST(RouthBoxPivoting, SolverNamesRoundTrip) {
+  for (IncrementSolver s : {IncrementSolver::kAutomatic, IncrementSolver::kLemke, IncrementSolver::kBoxPivoting})
+    EXPECT_EQ(parse_increment_solver(to_string(s)), s);
+  EXPECT_THROW(parse_increment_solver("dantzig"), InvalidProblem);
+}
+
+}  // namespace
+}  // namespace simpact
