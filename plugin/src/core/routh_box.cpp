@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace simpact::internal {
 
 namespace {
 const double kHalfRoot = std::sqrt(0.5);
+// Acceptance tolerances as multiples of the decision tolerances.
+constexpr double kAcceptance = kBoxAcceptanceTolerance / kBoxDecisionTolerance;
 }  // namespace
 
 bool RouthBoxIncrement::applicable(const FrictionalSpace& space) {
@@ -119,20 +122,16 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
     const bool solved = qp_.solve(q_, lo_, hi_, wtol_, xtol_);
     steps_ += qp_.steps();
     if (!solved) return false;
-    // The active set's exact solution with the bounds tied to the normals.
-    x = qp_.x();
-    if (exact_active_set(x)) {
-      qp_.multiply(x, w);
-      w += q_;
-      if (conditions_hold(x, w)) {
-        to_lcp(x, w, z);
-        return true;
-      }
+    // The active set's exact solution with the bounds tied to the normals,
+    // its violators moved (a few active-set steps).
+    if (refine_active_set(x, w)) {
+      to_lcp(x, w, z);
+      return true;
     }
     // The fixed-bound solution itself, when its bounds already match.
     x = qp_.x();
     w = qp_.w();
-    if (conditions_hold(x, w)) {
+    if (conditions_hold(x, w, kAcceptance)) {
       to_lcp(x, w, z);
       return true;
     }
@@ -140,36 +139,90 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
   return false;
 }
 
+bool RouthBoxIncrement::refine_active_set(Eigen::VectorXd& x, Eigen::VectorXd& w) {
+  const FrictionalSpace& sp = *space_;
+  const int variables = per_ * m_;
+  states_.resize(static_cast<size_t>(variables));
+  for (int j = 0; j < variables; ++j) states_[static_cast<size_t>(j)] = qp_.state(j);
+  x = qp_.x();
+  for (int step = 0; step < kBoxActiveSetSteps; ++step) {
+    if (!exact_active_set(x)) return false;
+    qp_.multiply(x, w);
+    w += q_;
+    if (conditions_hold(x, w, kAcceptance)) return true;
+    // Move the variable whose condition fails worst (in its tolerance's
+    // units) to the state it asks for. One at a time: moving every violator
+    // at once (primal-dual active set) diverges on near-dependent contacts.
+    int worst = -1;
+    BoxQp::State worst_state = BoxQp::State::kFree;
+    double worst_excess = 1.0;
+    for (int i = 0; i < m_; ++i) {
+      const int normal = per_ * i;
+      const double c = friction_factor_ * sp.mu[i] * std::max(x[normal], 0.0);
+      for (int t = 0; t < per_; ++t) {
+        const int j = normal + t;
+        const double lo = t == 0 ? 0.0 : -c, hi = t == 0 ? cap_[i] : c;
+        if (hi - lo <= xtol_[j]) continue;  // fixed at its bound
+        const BoxQp::State s = states_[static_cast<size_t>(j)];
+        double excess = 0.0;
+        BoxQp::State to = s;
+        switch (s) {
+          case BoxQp::State::kClamped:
+            if (x[j] < lo) { excess = (lo - x[j]) / xtol_[j]; to = BoxQp::State::kLower; }
+            else if (x[j] > hi) { excess = (x[j] - hi) / xtol_[j]; to = BoxQp::State::kUpper; }
+            break;
+          case BoxQp::State::kLower:
+            excess = -w[j] / wtol_[j];
+            to = BoxQp::State::kClamped;
+            break;
+          case BoxQp::State::kUpper:
+            excess = w[j] / wtol_[j];
+            to = BoxQp::State::kClamped;
+            break;
+          case BoxQp::State::kFree:
+            excess = std::numeric_limits<double>::infinity();
+            to = BoxQp::State::kClamped;
+            break;
+        }
+        if (excess > worst_excess) {
+          worst_excess = excess;
+          worst = j;
+          worst_state = to;
+        }
+      }
+    }
+    if (worst < 0) return conditions_hold(x, w, kAcceptance);
+    states_[static_cast<size_t>(worst)] = worst_state;
+  }
+  return false;
+}
+
 bool RouthBoxIncrement::exact_active_set(Eigen::VectorXd& x) const {
   const FrictionalSpace& sp = *space_;
   const int variables = per_ * m_;
-  const std::vector<int>& clamped = qp_.clamped();
+  std::vector<int> clamped;
+  for (int j = 0; j < variables; ++j)
+    if (states_[static_cast<size_t>(j)] == BoxQp::State::kClamped) clamped.push_back(j);
   const int k = static_cast<int>(clamped.size());
   std::vector<int> slot(static_cast<size_t>(variables), -1);
   for (int a = 0; a < k; ++a) slot[static_cast<size_t>(clamped[static_cast<size_t>(a)])] = a;
   // Non-clamped values: normals at their bound; a bounded friction follows
   // its normal (tie = ±c_i / λ_n,i when the normal is clamped, else a
   // constant ±c_i).
-  Eigen::VectorXd constant = x;
+  Eigen::VectorXd constant = Eigen::VectorXd::Zero(variables);
   std::vector<double> tie(static_cast<size_t>(variables), 0.0);
   for (int i = 0; i < m_; ++i) {
     const int normal = per_ * i;
-    if (slot[static_cast<size_t>(normal)] >= 0) constant[normal] = 0.0;
+    const BoxQp::State sn = states_[static_cast<size_t>(normal)];
+    if (sn == BoxQp::State::kUpper) constant[normal] = cap_[i];
     for (int t = 1; t < per_; ++t) {
       const int f = normal + t;
-      if (slot[static_cast<size_t>(f)] >= 0) {
-        constant[f] = 0.0;
-        continue;
-      }
-      const BoxQp::State s = qp_.state(f);
+      const BoxQp::State s = states_[static_cast<size_t>(f)];
+      if (s == BoxQp::State::kClamped) continue;
       const double sign = s == BoxQp::State::kUpper ? 1.0 : s == BoxQp::State::kLower ? -1.0 : 0.0;
       const double slope = sign * friction_factor_ * sp.mu[i];
-      if (slot[static_cast<size_t>(normal)] >= 0) {
-        tie[static_cast<size_t>(f)] = slope;
-        constant[f] = 0.0;
-      } else {
-        constant[f] = slope * std::clamp(constant[normal], 0.0, cap_[i]);
-      }
+      if (sn == BoxQp::State::kClamped) tie[static_cast<size_t>(f)] = slope;
+      else constant[f] = slope * constant[normal];
     }
   }
   if (k == 0) {
@@ -203,11 +256,11 @@ bool RouthBoxIncrement::exact_active_set(Eigen::VectorXd& x) const {
   return true;
 }
 
-bool RouthBoxIncrement::conditions_hold(const Eigen::VectorXd& x, const Eigen::VectorXd& w) const {
+bool RouthBoxIncrement::conditions_hold(const Eigen::VectorXd& x, const Eigen::VectorXd& w, double scale) const {
   const FrictionalSpace& sp = *space_;
   for (int i = 0; i < m_; ++i) {
     const int normal = per_ * i;
-    const double xn = x[normal], wn = w[normal], xt = xtol_[normal], wt = wtol_[normal];
+    const double xn = x[normal], wn = w[normal], xt = scale * xtol_[normal], wt = scale * wtol_[normal];
     if (!(xn >= -xt && xn <= cap_[i] + xt)) return false;
     if (cap_[i] > xt) {
       if (xn <= xt) {
@@ -221,7 +274,7 @@ bool RouthBoxIncrement::conditions_hold(const Eigen::VectorXd& x, const Eigen::V
     const double c = friction_factor_ * sp.mu[i] * std::max(xn, 0.0);
     for (int t = 1; t < per_; ++t) {
       const int f = normal + t;
-      const double xf = x[f], wf = w[f], ft = xtol_[f], vt = wtol_[f];
+      const double xf = x[f], wf = w[f], ft = scale * xtol_[f], vt = scale * wtol_[f];
       if (c <= ft) {
         if (std::abs(xf) > ft) return false;
         continue;

@@ -35,8 +35,9 @@
 // lifts its own normal, and never visit the one between them). After every
 // box solve its active set is solved exactly with the
 // bounds tied to the normals (bounded Λ = ±c_i(λ_n,i): a nonsymmetric
-// system of |clamped| unknowns, LU with partial pivoting); when that
-// solution satisfies every condition the increment is solved. The pivoting
+// system of |clamped| unknowns, LU with partial pivoting) and its
+// violators moved for a few active-set steps; when a solution satisfies
+// every condition the increment is solved. The pivoting
 // warm state carries over from one increment of a sample to the next (the
 // caller resets it per sample, so sample k never depends on sample k − 1).
 #pragma once
@@ -56,10 +57,25 @@ namespace simpact::internal {
 /// and well above the rounding of w (~1e-15 of its terms).
 inline constexpr double kBoxDecisionTolerance = 1e-12;
 
+/// A solution is accepted when every condition holds to this × the same
+/// scales: ten times below the 1e-9 residual the caller then checks it
+/// against (routh.cpp), and above the rounding of an exact solve of an
+/// ill-conditioned active set (a pile's near-dependent contacts give
+/// condition numbers ~1e5, i.e. errors ~1e-11 of the data).
+inline constexpr double kBoxAcceptanceTolerance = 1e-10;
+
 /// Staggered rounds per increment before the box solve gives up (the caller
 /// then falls back to Lemke). The exact active-set solve after each round
 /// usually ends it in 1–4 (docs/scaling.md, "Routh at pile scale").
 inline constexpr int kBoxStaggeredRounds = 30;
+
+/// Active-set steps after each staggered round: the exact solve with the
+/// bounds tied to the normals, then every variable whose condition fails
+/// moves to the state it asks for (clamped outside its bound → at it; at a
+/// bound with w of the wrong sign → clamped), and again. Near the solution
+/// a few suffice; more would cycle where the active set is far off, which
+/// the next round's pivoting handles better.
+inline constexpr int kBoxActiveSetSteps = 6;
 
 class RouthBoxIncrement {
  public:
@@ -86,14 +102,17 @@ class RouthBoxIncrement {
   int steps() const { return steps_; }    ///< pivoting steps of the last solve
 
  private:
-  bool exact_active_set(Eigen::VectorXd& x) const;  // the tied system of the current active set
-  bool conditions_hold(const Eigen::VectorXd& x, const Eigen::VectorXd& w) const;
+  bool refine_active_set(Eigen::VectorXd& x, Eigen::VectorXd& w);  // from the pivoting's states
+  bool exact_active_set(Eigen::VectorXd& x) const;  // the tied system of states_
+  // Every condition of the box LCP within `scale` × the decision tolerances.
+  bool conditions_hold(const Eigen::VectorXd& x, const Eigen::VectorXd& w, double scale) const;
   void to_lcp(const Eigen::VectorXd& x, const Eigen::VectorXd& w, Eigen::VectorXd& z) const;
 
   const FrictionalSpace* space_ = nullptr;
   int m_ = 0, per_ = 0;          // contacts, variables per contact (3 or 2)
   double friction_factor_ = 1.0; // c_i = this × μ_i λ_n,i (1/√2 in 3-D, 1 planar)
   BoxQp qp_;
+  std::vector<BoxQp::State> states_;  // the active set refine_active_set works on
   Eigen::VectorXd q_, lo_, hi_, cap_, wtol_, xtol_;
   Eigen::VectorXd bound_, relaxation_, last_move_;  // staggered friction bounds c_i
   int rounds_ = 0, steps_ = 0;
