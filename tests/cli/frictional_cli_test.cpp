@@ -459,6 +459,20 @@ TEST(CliRollingBall, EveryLawRollsAtFiveSevenths) {
   }
 }
 
+TEST(CliRollingBall, BothIncrementSolversRollAtFiveSevenths) {
+  // routh.h, "LCP solvers": the box form (d = 4) gives the same outcome.
+  const std::vector<double> rolling = {5.0 / 7, 0, 0, 0, 5.0 / 7, 0};
+  for (const char* solver : {"lemke", "box_pivoting", "automatic"}) {
+    SCOPED_TRACE(solver);
+    Json input = rolling_ball("routh", 0.5);
+    input["increment_solver"] = solver;
+    const Json output = resolve_ok(input);
+    EXPECT_EQ(output["status"], "success");
+    expect_near(output["outcomes"][0]["velocity"], rolling, kLemke, "velocity");
+    expect_near(output["outcomes"][0]["tangential_impulses"], {-2.0 / 7, 0.0}, kLemke, "Λ_t");
+  }
+}
+
 TEST(CliRollingBall, LowFrictionSlidesWhateverTheConeDirections) {
   // μ = 0.1 < 2/7: the full μ Λn = 0.1 opposes the slip along x, which is a
   // cone direction for every d = 4k, so the polyhedral cone is exact:
@@ -716,6 +730,8 @@ INSTANTIATE_TEST_SUITE_P(
                    R"("seed" must be a non-negative integer (got -1))"),
         block_with("UnknownSampler", R"({"sampler": "sobol"})",
                    R"("sampler" must be one of: uniform, low_discrepancy (got "sobol"))"),
+        block_with("UnknownIncrementSolver", R"({"increment_solver": "pgs"})",
+                   R"("increment_solver" must be one of: automatic, lemke, box_pivoting (got "pgs"))"),
         block_with("NegativeThreads", R"({"threads": -2})",
                    R"("threads" must be an integer in [0, 1024] (got -2))"),
         block_with("NegativeEpsilon", R"({"epsilon": -1e-3})",

@@ -337,6 +337,8 @@ TEST(CliScene, RouthOutcomeIsReproducibleFromTheSeed) {
                                             {"max_steps", 50}, {"step", 0.3}}))["routh_impacts"]
                 .get<int>(),
             1);
+  // Box pivoting resolves the same four-corner landing (routh.h, "LCP solvers").
+  EXPECT_GE(Json::parse(box_drop_output(3, {{"increment_solver", "box_pivoting"}}))["routh_impacts"].get<int>(), 1);
 }
 
 struct Malformed {
@@ -424,6 +426,9 @@ TEST(CliScene, MalformedScenesExit2NamingTheKey) {
       {"unknown sampler",
        [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"sampler", "sobol"}}}}; },
        R"("sampler" must be one of)"},
+      {"unknown increment solver",
+       [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"increment_solver", "pgs"}}}}; },
+       R"("increment_solver" must be one of: automatic, lemke, box_pivoting)"},
       {"zero max_contacts",
        [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"max_contacts", 0}}}}; },
        R"("max_contacts" must be an integer >= 1)"},

@@ -82,6 +82,8 @@ law routh (Routh sampling, Halm & Posa, Algorithms 1 and 2):
                        the set                                  (default 1)
   seed                 integer >= 0; sample k is the same for any threads
   sampler              uniform | low_discrepancy          (default uniform)
+  increment_solver     automatic | lemke | box_pivoting: each increment
+                       LCP's solver (routh.h)           (default automatic)
   threads              in [0, 1024]; 0 = every core             (default 0)
   epsilon              >= 0, final increment of Algorithm 2     (default 0)
   finish_with_anitescu_potra  true | false: finish a sample still colliding

@@ -23,6 +23,8 @@ constexpr std::array<OrderPolicy, 6> kOrderPolicies = {
     OrderPolicy::kIndex,        OrderPolicy::kRandom,        OrderPolicy::kAll,
 };
 
+constexpr std::array<IncrementSolver, 3> kIncrementSolvers = {
+    IncrementSolver::kAutomatic, IncrementSolver::kLemke, IncrementSolver::kBoxPivoting};
 constexpr std::array<ImpulseSampler, 2> kImpulseSamplers = {ImpulseSampler::kUniform,
                                                             ImpulseSampler::kLowDiscrepancy};
 
@@ -357,17 +359,6 @@ Json run_pasquero(const Json& input) {
   return output;
 }
 
-ImpulseSampler read_sampler(const Json& input) {
-  const std::string name = read_string(input, "sampler");
-  try {
-    return parse_impulse_sampler(name);
-  } catch (const InvalidProblem&) {
-    std::vector<std::string> names;
-    for (const ImpulseSampler sampler : kImpulseSamplers) names.emplace_back(to_string(sampler));
-    throw not_one_of("sampler", names, name);
-  }
-}
-
 Json run_routh(const Json& input) {
   FrictionalProblem problem = read_frictional_problem(input);
   // Stronge's energetic restitution (routh.h, "Restitution"): one e for
@@ -400,6 +391,7 @@ Json run_routh(const Json& input) {
   }
   if (input.contains("seed")) parameters.seed = read_unsigned(input, "seed");
   if (input.contains("sampler")) parameters.sampler = read_sampler(input);
+  if (input.contains("increment_solver")) parameters.increment_solver = read_increment_solver(input);
   if (input.contains("finish_with_anitescu_potra")) {
     parameters.finish_with_anitescu_potra = read_bool(input, "finish_with_anitescu_potra");
   }
@@ -541,6 +533,29 @@ std::vector<std::string> concat(std::vector<std::string> a, const std::vector<st
 
 }  // namespace
 
+ImpulseSampler read_sampler(const Json& input) {
+  const std::string name = read_string(input, "sampler");
+  try {
+    return parse_impulse_sampler(name);
+  } catch (const InvalidProblem&) {
+    std::vector<std::string> names;
+    for (const ImpulseSampler sampler : kImpulseSamplers) names.emplace_back(to_string(sampler));
+    throw not_one_of("sampler", names, name);
+  }
+}
+
+IncrementSolver read_increment_solver(const Json& input) {
+  const std::string name = read_string(input, "increment_solver");
+  try {
+    return parse_increment_solver(name);
+  } catch (const InvalidProblem&) {
+    std::vector<std::string> names;
+    for (const IncrementSolver solver : kIncrementSolvers) names.emplace_back(to_string(solver));
+    throw not_one_of("increment_solver", names, name);
+  }
+}
+
+
 const std::vector<std::string>& problem_keys() {
   static const std::vector<std::string> keys = {
       "inverse_mass", "mass", "masses", "normals", "velocity", "offsets",
@@ -610,7 +625,7 @@ const std::vector<Law>& laws() {
       {"routh",
        concat(frictional_problem_keys(),
               {"restitution", "step", "automatic_step_factor", "max_steps", "samples", "seed", "sampler",
-               "threads", "epsilon", "finish_with_anitescu_potra", "trajectory"}),
+               "increment_solver", "threads", "epsilon", "finish_with_anitescu_potra", "trajectory"}),
        run_routh},
       {"anitescu_potra",
        concat(frictional_problem_keys(), {"all_solutions", "max_mode_combinations"}),

@@ -3,6 +3,7 @@
 #include <simpact/propagative.h>
 #include <simpact/routh.h>
 #include <simpact_cli/cli.h>
+#include <simpact_cli/resolve.h>
 #include <simpact_worlds/bullet_world.h>
 #include <simpact_worlds/multibody_world.h>
 
@@ -43,7 +44,7 @@ const std::vector<std::string> kSimpactKeys = {
     "variational_budget", "resolve_plastic_impacts",
 };
 const std::vector<std::string> kRouthKeys = {
-    "step", "max_steps", "cone_directions", "sampler", "max_contacts",
+    "step", "max_steps", "cone_directions", "sampler", "max_contacts", "increment_solver",
 };
 const std::vector<std::string> kBodyKeys = {
     "shape",       "mass",          "kinematic",      "position",
@@ -215,16 +216,8 @@ void read_routh(const Json& object, bullet::RouthSettings& routh) {
   if (object.contains("cone_directions")) {
     routh.cone_directions = read_int_in(object, "cone_directions", 3, kMaxConeDirections);
   }
-  if (object.contains("sampler")) {
-    const std::string name = read_string(object, "sampler");
-    try {
-      routh.sampler = parse_impulse_sampler(name);
-    } catch (const InvalidProblem&) {
-      throw not_one_of("sampler",
-                       {to_string(ImpulseSampler::kUniform), to_string(ImpulseSampler::kLowDiscrepancy)},
-                       name);
-    }
-  }
+  if (object.contains("sampler")) routh.sampler = read_sampler(object);
+  if (object.contains("increment_solver")) routh.increment_solver = read_increment_solver(object);
   if (object.contains("max_contacts")) {
     routh.max_contacts = read_int_in(object, "max_contacts", 1, std::numeric_limits<int>::max());
   }

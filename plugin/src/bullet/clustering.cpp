@@ -136,6 +136,7 @@ RouthParameters routh_parameters(const RouthSettings& settings, std::uint64_t se
   parameters.max_steps = settings.max_steps;
   parameters.seed = seed;
   parameters.sampler = settings.sampler;
+  parameters.increment_solver = settings.increment_solver;
   parameters.validate_input = false;
   return parameters;
 }

@@ -91,4 +91,11 @@ Json routh_set_to_json(const RouthOutcomeSet& set);
 /// InvalidProblem.
 Json resolve_json(const Json& input);
 
+/// input["sampler"]: uniform | low_discrepancy (routh.h); an InputError
+/// naming the choices otherwise. Shared by resolve and scene.
+ImpulseSampler read_sampler(const Json& input);
+/// input["increment_solver"]: automatic | lemke | box_pivoting (routh.h,
+/// "LCP solvers"); an InputError naming the choices otherwise.
+IncrementSolver read_increment_solver(const Json& input);
+
 }  // namespace simpact::cli

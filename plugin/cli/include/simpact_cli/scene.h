@@ -68,6 +68,8 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
                        fallback                                      (100)
       cone_directions  integer in [3, 64], friction cone directions (4)
       sampler          uniform | low_discrepancy            (default uniform)
+      increment_solver automatic | lemke | box_pivoting: how each increment
+                       LCP is solved (routh.h)            (default automatic)
       max_contacts     integer >= 1: larger Routh clusters are left to the
                        base solver (R = 0) or the propagative law   (8)
     variational_budget law variational only; integer >= 1: reflections the

@@ -254,6 +254,9 @@ struct RouthSettings {
   /// [3, kMaxConeDirections]; 4 = ±t1, ±t2.
   int cone_directions = 4;
   ImpulseSampler sampler = ImpulseSampler::kUniform;
+  /// How each increment LCP is solved (routh.h, "LCP solvers"): automatic
+  /// is Lemke up to kLemkeIncrementContacts contacts, box pivoting above.
+  IncrementSolver increment_solver = IncrementSolver::kAutomatic;
   /// Cluster cap (see "Cluster cap" above); ≥ 1. Each increment is a dense
   /// Lemke LCP of size (3 + d) m and a sample takes more increments as m
   /// grows; 8 keeps the worst landing step within a quarter of a 240 Hz
