@@ -104,8 +104,9 @@ struct FrictionalOutcome {
   Eigen::VectorXd tangential_velocities;  ///< u_t⁺ = J_t v⁺ + b_t (rows of J_t).
   double energy_change = 0.0;  ///< ΔE (see glossary); ≤ 0 for every law here.
   int lcps = 0;                ///< LCPs (or single-contact solves) spent.
-  /// Routh with box pivoting: increments the box solver could not solve to
-  /// the residual tolerance, solved by Lemke instead (routh.h, "LCP solvers").
+  /// Routh with box pivoting: LCPs (increments, or the Anitescu–Potra
+  /// fallback) box pivoting could not solve to the residual tolerance, left
+  /// to Lemke (routh.h, "LCP solvers").
   int increment_fallbacks = 0;
   /// The law itself reached a non-colliding velocity (u_n⁺ ≥ −tolerance).
   /// False when a step limit was hit or a solve failed; see the law's

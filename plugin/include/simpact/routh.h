@@ -215,6 +215,15 @@ const char* to_string(IncrementSolver solver);  ///< "automatic", "lemke", "box_
 /// Parses the names of to_string; throws InvalidProblem otherwise.
 IncrementSolver parse_increment_solver(const std::string& name);
 
+/// Box pivoting's fallback: Lemke solves an increment (or the Anitescu–
+/// Potra LCP) that box pivoting could not, on at most this many variables.
+/// Lemke costs O(size³) (dense pivots on (3 + d) m variables): 448, a
+/// 64-contact cluster with d = 4, takes ~0.1 s per LCP on one core; a larger
+/// cluster would stall a simulation for seconds. Beyond it the increment
+/// fails, and so does the sample (status kLcpFailed, the input velocity):
+/// the Bullet adapters then hand the cluster to the base solver and say so.
+inline constexpr int kLemkeFallbackVariables = 448;
+
 /// kAutomatic's limit: Lemke up to this many contacts. Eight is the cluster
 /// size the Bullet adapters capped Routh clusters at before box pivoting
 /// existed, so every cluster they resolved then resolves bit for bit as

@@ -242,9 +242,23 @@ bool BoxQp::drive(int j, int max_steps) {
   while (true) {
     if (++steps_ > max_steps) return false;
     dependent_stamp_ = ++stamp_;
-    const double direction = w_[j] < 0.0 ? 1.0 : -1.0;
     const double s = schur(j);
     const int k = static_cast<int>(clamped_.size());
+    const bool room = k < factor_.rows();
+    const bool independent_j = room && s > kBoxPivotTolerance * diagonal_[j];
+    // Events of other variables can leave j's w at zero (to rounding): its
+    // condition then holds where it is. It joins C if it can; if it depends
+    // on C it moves to its nearer bound along the null direction (its
+    // column is a combination of C's, so no w changes but by rounding) —
+    // driving it by the sign of a rounding-level w_j would cycle.
+    const bool satisfied = std::abs(w_[j]) <= wtol_[j];
+    if (satisfied && independent_j) {
+      clamp(j);
+      return true;
+    }
+    const bool null_move = satisfied;
+    const double direction =
+        null_move ? (hi_[j] - x_[j] <= x_[j] - lo_[j] ? 1.0 : -1.0) : (w_[j] < 0.0 ? 1.0 : -1.0);
     // g = Aᵀ dx with dx_j = direction, dx_C = direction · dxc; Δw = A g.
     g_.setZero(r_);
     for (SparseRowMatrix::InnerIterator it(a_, j); it; ++it) g_[it.index()] += direction * it.value();
@@ -260,8 +274,7 @@ bool BoxQp::drive(int j, int max_steps) {
     enum Event { kNone, kJoin, kBound, kClampedUpper, kClampedLower, kBoundedJoins } event = kNone;
     double t = std::numeric_limits<double>::infinity();
     int which = -1;
-    const bool room = k < factor_.rows();
-    if (room && s > kBoxPivotTolerance * diagonal_[j]) {  // j can reach w_j = 0
+    if (!null_move && independent_j) {  // j can reach w_j = 0
       const double tj = -w_[j] / dw_[j];
       if (tj < t) {
         t = tj;
@@ -296,7 +309,7 @@ bool BoxQp::drive(int j, int max_steps) {
     }
     // Bounded variables whose w would cross zero join C; the nearest that
     // is independent of C is the event (dependent ones only move by rounding).
-    while (room) {
+    while (room && !null_move) {
       int best = -1;
       double tbest = t;
       for (int v = 0; v < n_; ++v) {

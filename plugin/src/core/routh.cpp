@@ -327,20 +327,66 @@ struct RouthSampler::Workspace {
   // Lemke on the LCP in data units, whose O(1) entries survive the relative
   // pivot tolerance on badly scaled problems. All are fixed, so the result
   // stays a function of the data.
+  // The Anitescu–Potra LCP (Halm & Posa, eq. (31)) from contact velocities
+  // u: the increment without caps. Box pivoting first when it is the
+  // primary solver (from a cold start: this is a different problem), then
+  // Lemke within kLemkeFallbackVariables.
+  bool anitescu_potra(const Impl& s, const Eigen::VectorXd& u, Eigen::VectorXd& lambda, std::string& why) {
+    const internal::FrictionalSpace& sp = s.space;
+    const int m = sp.m, rows = sp.rows();
+    if (s.box) {
+      Eigen::VectorXd rhs = Eigen::VectorXd::Zero((3 + sp.d) * m);
+      rhs.head(m).setConstant(std::numeric_limits<double>::infinity());  // no caps
+      rhs.segment(m, rows) = u;
+      box.reset();
+      Eigen::VectorXd z, w;
+      if (box.solve(rhs, z)) {
+        increment_w(sp, z, rhs, w);
+        if (internal::scaled_violation(z, w, s.lcp_w_scale, s.lcp_z_scale) <= lemke_parameters.residual_tolerance) {
+          lambda = z.segment(m, rows);
+          box.reset();
+          return true;
+        }
+      }
+      box.reset();
+      ++box_fallbacks;
+      if ((2 + sp.d) * m > kLemkeFallbackVariables) {
+        why = "box pivoting did not solve it and Lemke is not run on more than " +
+              std::to_string(kLemkeFallbackVariables) + " variables";
+        return false;
+      }
+    }
+    return internal::anitescu_potra_lemke(sp, u, {}, lambda, &why);
+  }
+
   void solve(const Impl& s, const Eigen::VectorXd& rhs, internal::LcpResult& r) {
     if (s.box) {
-      if (box.solve(rhs, r.z)) {
-        increment_w(s.space, r.z, rhs, r.w);
-        r.pivots = box.steps();
-        if (internal::scaled_violation(r.z, r.w, s.lcp_w_scale, s.lcp_z_scale) <=
-            lemke_parameters.residual_tolerance) {
-          r.status = internal::LcpStatus::kSolved;
-          r.message.clear();
-          return;
+      // From the warm state, then once from a cold start (a warm state far
+      // from this increment's solution can stall the pivoting).
+      for (int attempt = 0; attempt < 2; ++attempt) {
+        if (attempt == 1) box.reset();
+        if (box.solve(rhs, r.z)) {
+          increment_w(s.space, r.z, rhs, r.w);
+          r.pivots = box.steps();
+          if (internal::scaled_violation(r.z, r.w, s.lcp_w_scale, s.lcp_z_scale) <=
+              lemke_parameters.residual_tolerance) {
+            r.status = internal::LcpStatus::kSolved;
+            r.message.clear();
+            return;
+          }
         }
       }
       ++box_fallbacks;
       box.reset();  // its state may be what failed
+      if (rhs.size() > kLemkeFallbackVariables) {
+        // Lemke would take seconds here (O(size³)); the sample fails
+        // instead and the caller's fallback takes over (routh.h).
+        r.status = internal::LcpStatus::kPivotLimit;
+        r.message = "box pivoting did not solve the increment and its " + std::to_string(rhs.size()) +
+                    " variables exceed the " + std::to_string(kLemkeFallbackVariables) +
+                    " Lemke takes over";
+        return;
+      }
       prepare_lemke(s);
     }
     lemke.solve(rhs, lemke_parameters, r);
@@ -639,7 +685,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
       Eigen::VectorXd lambda;
       ++out.lcps;
       std::string why;
-      if (internal::anitescu_potra_lemke(sp, u, {}, lambda, &why)) {
+      if (workspace.anitescu_potra(s, u, lambda, why)) {
         total += lambda;
         out.finished_by_fallback = true;
         if (lcp_failed) result.status = Status::kFinishedByFallback;

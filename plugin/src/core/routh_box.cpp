@@ -101,11 +101,21 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
   // bound → full normal impulse …) and never visit the one between them.
   relaxation_.setOnes(m);
   last_move_.setZero(m);
+  bool newton_ready = false;
+  int newton_steps = 0;
   for (int i = 0; i < m; ++i)
     bound_[i] = friction_factor_ * sp.mu[i] * std::clamp(qp_.x()[per_ * i], 0.0, cap_[i]);
   for (int round = 0; round < kBoxStaggeredRounds; ++round) {
     ++rounds_;
-    if (round > 0) {
+    if (round > 0 && newton_ready && newton_steps < kBoxNewtonSteps) {
+      // The last box solve kept its active set: the normals of that active
+      // set's exact tied solution are where the staggering converges while
+      // it holds (a Newton step of the piecewise-linear fixed point); the
+      // next box solve moves the active set where those bounds ask.
+      ++newton_steps;
+      for (int i = 0; i < m; ++i)
+        bound_[i] = friction_factor_ * sp.mu[i] * std::clamp(tied_[per_ * i], 0.0, cap_[i]);
+    } else if (round > 0) {
       for (int i = 0; i < m; ++i) {
         const double target = friction_factor_ * sp.mu[i] * std::clamp(qp_.x()[per_ * i], 0.0, cap_[i]);
         const double move = target - bound_[i];
@@ -122,12 +132,14 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
     const bool solved = qp_.solve(q_, lo_, hi_, wtol_, xtol_);
     steps_ += qp_.steps();
     if (!solved) return false;
+    const bool stable = round > 0 && qp_.steps() == 0;
     // The active set's exact solution with the bounds tied to the normals,
     // its violators moved (a few active-set steps).
     if (refine_active_set(x, w)) {
       to_lcp(x, w, z);
       return true;
     }
+    newton_ready = stable && tied_valid_;
     // The fixed-bound solution itself, when its bounds already match.
     x = qp_.x();
     w = qp_.w();
@@ -145,8 +157,13 @@ bool RouthBoxIncrement::refine_active_set(Eigen::VectorXd& x, Eigen::VectorXd& w
   states_.resize(static_cast<size_t>(variables));
   for (int j = 0; j < variables; ++j) states_[static_cast<size_t>(j)] = qp_.state(j);
   x = qp_.x();
+  tied_valid_ = false;
   for (int step = 0; step < kBoxActiveSetSteps; ++step) {
     if (!exact_active_set(x)) return false;
+    if (step == 0) {
+      tied_ = x;
+      tied_valid_ = true;
+    }
     qp_.multiply(x, w);
     w += q_;
     if (conditions_hold(x, w, kAcceptance)) return true;

@@ -77,6 +77,12 @@ inline constexpr int kBoxStaggeredRounds = 30;
 /// the next round's pivoting handles better.
 inline constexpr int kBoxActiveSetSteps = 6;
 
+/// Newton steps of the staggering per increment: after a box solve that
+/// kept its active set, the bounds jump to that active set's exact tied
+/// solution instead of creeping towards it. They can alternate between two
+/// active sets too; after this many the relaxed staggering goes on alone.
+inline constexpr int kBoxNewtonSteps = 8;
+
 class RouthBoxIncrement {
  public:
   /// The cones the reformulation covers: 3-D with d = 4, or planar (d = 2).
@@ -115,6 +121,8 @@ class RouthBoxIncrement {
   std::vector<BoxQp::State> states_;  // the active set refine_active_set works on
   Eigen::VectorXd q_, lo_, hi_, cap_, wtol_, xtol_;
   Eigen::VectorXd bound_, relaxation_, last_move_;  // staggered friction bounds c_i
+  Eigen::VectorXd tied_;  // exact tied solution of the last box solve's active set
+  bool tied_valid_ = false;
   int rounds_ = 0, steps_ = 0;
 };
 

@@ -235,6 +235,8 @@ struct ImpactReport {
   std::optional<double> indeterminacy;  ///< when compute_indeterminacy
   // Routh laws only (zero / true otherwise):
   int lcps = 0;                   ///< LCPs the sample took (Algorithm 1, plus a fallback)
+  /// Increments that box pivoting left to Lemke (routh.h, "LCP solvers").
+  int increment_fallbacks = 0;
   bool terminated = true;         ///< Algorithm 1 ended the impact by itself (routh.h)
   /// The Anitescu–Potra fallback ended it instead (status says why it was
   /// needed); the applied velocity is still non-colliding and dissipative.
