@@ -108,10 +108,11 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
   for (int round = 0; round < kBoxStaggeredRounds; ++round) {
     ++rounds_;
     if (round > 0 && newton_ready && newton_steps < kBoxNewtonSteps) {
-      // The last box solve kept its active set: the normals of that active
-      // set's exact tied solution are where the staggering converges while
-      // it holds (a Newton step of the piecewise-linear fixed point); the
-      // next box solve moves the active set where those bounds ask.
+      // After the first box solve, and after any that kept its active set:
+      // the normals of that active set's exact tied solution are where the
+      // staggering converges while it holds (a Newton step of the
+      // piecewise-linear fixed point); the next box solve moves the active
+      // set where those bounds ask.
       ++newton_steps;
       for (int i = 0; i < m; ++i)
         bound_[i] = friction_factor_ * sp.mu[i] * std::clamp(tied_[per_ * i], 0.0, cap_[i]);
@@ -132,7 +133,7 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
     const bool solved = qp_.solve(q_, lo_, hi_, wtol_, xtol_);
     steps_ += qp_.steps();
     if (!solved) return false;
-    const bool stable = round > 0 && qp_.steps() == 0;
+    const bool stable = round == 0 || qp_.steps() == 0;
     // The active set's exact solution with the bounds tied to the normals,
     // its violators moved (a few active-set steps).
     if (refine_active_set(x, w)) {

@@ -77,9 +77,9 @@ inline constexpr int kBoxStaggeredRounds = 30;
 /// the next round's pivoting handles better.
 inline constexpr int kBoxActiveSetSteps = 6;
 
-/// Newton steps of the staggering per increment: after a box solve that
-/// kept its active set, the bounds jump to that active set's exact tied
-/// solution instead of creeping towards it. They can alternate between two
+/// Newton steps of the staggering per increment: after the first box solve
+/// and after any that kept its active set, the bounds jump to that active
+/// set's exact tied solution instead of creeping towards it. They can alternate between two
 /// active sets too; after this many the relaxed staggering goes on alone.
 inline constexpr int kBoxNewtonSteps = 8;
 
