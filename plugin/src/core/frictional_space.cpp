@@ -11,11 +11,12 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 }  // namespace
 
-void FrictionalSpace::build(const FrictionalProblem& problem) {
+void FrictionalSpace::build(const FrictionalProblem& problem, bool dense_storage) {
   n = problem.dofs();
   m = problem.contacts();
   d = problem.directions();
   tangent_dim = problem.tangent_dimension();
+  dense = dense_storage;
 
   cos_k.assign(static_cast<size_t>(d), 0.0);
   sin_k.assign(static_cast<size_t>(d), 0.0);
@@ -37,34 +38,64 @@ void FrictionalSpace::build(const FrictionalProblem& problem) {
     }
   }
 
-  const Eigen::MatrixXd jn = Eigen::MatrixXd(problem.normals);
-  const Eigen::MatrixXd jt = Eigen::MatrixXd(problem.tangents);
-  jbar.resize(rows(), n);
-  jbar.topRows(m) = jn;
-  for (int i = 0; i < m; ++i)
-    for (int k = 0; k < d; ++k) {
-      auto row = jbar.row(direction_row(i, k));
-      row = cos_k[static_cast<size_t>(k)] * jt.row(i * tangent_dim);
-      if (tangent_dim == 2) row += sin_k[static_cast<size_t>(k)] * jt.row(i * 2 + 1);
+  // J̄ = [J_n; J_D] as sparse rows (the direction rows combine a contact's
+  // tangent rows), and its products; dense copies in dense mode.
+  {
+    std::vector<Eigen::Triplet<double>> entries;
+    for (int i = 0; i < m; ++i)
+      for (SparseRowMatrix::InnerIterator it(problem.normals, i); it; ++it) entries.emplace_back(i, it.index(), it.value());
+    for (int i = 0; i < m; ++i)
+      for (int k = 0; k < d; ++k) {
+        const double c = cos_k[static_cast<size_t>(k)], s = sin_k[static_cast<size_t>(k)];
+        for (SparseRowMatrix::InnerIterator it(problem.tangents, i * tangent_dim); it; ++it)
+          if (c != 0.0) entries.emplace_back(direction_row(i, k), it.index(), c * it.value());
+        if (tangent_dim == 2)
+          for (SparseRowMatrix::InnerIterator it(problem.tangents, i * 2 + 1); it; ++it)
+            if (s != 0.0) entries.emplace_back(direction_row(i, k), it.index(), s * it.value());
+      }
+    jbar_rows.resize(rows(), n);
+    jbar_rows.setFromTriplets(entries.begin(), entries.end());
+  }
+  jt_rows = problem.tangents;
+  inverse_mass = problem.inverse_mass;
+  if (dense) {
+    jbar = Eigen::MatrixXd(jbar_rows);
+    const Eigen::MatrixXd jt = Eigen::MatrixXd(problem.tangents);
+    if (rows() == 0) {
+      // No contacts: every contact-space quantity is empty. Eigen's products
+      // with an empty operand offset a null data pointer (undefined behaviour
+      // that clang's UBSan reports), so they are not formed.
+      y.resize(n, 0);
+      wbar.resize(0, 0);
+      tbar.resize(0, 0);
+    } else {
+      y = problem.inverse_mass * jbar.transpose();
+      wbar = jbar * y;
+      // Rounding leaves W̄ asymmetric at 1e-16; symmetrize so that mode
+      // enumeration and Lemke see one matrix.
+      wbar = (0.5 * (wbar + wbar.transpose())).eval();
+      tbar = jt * y;
     }
-  if (rows() == 0) {
-    // No contacts: every contact-space quantity is empty. Eigen's products
-    // with an empty operand offset a null data pointer (undefined behaviour
-    // that clang's UBSan reports), so they are not formed.
-    y.resize(n, 0);
+    wdiag = rows() > 0 ? Eigen::VectorXd(wbar.diagonal()) : Eigen::VectorXd(0);
+  } else {
+    jbar.resize(0, 0);
+    y.resize(0, 0);
     wbar.resize(0, 0);
     tbar.resize(0, 0);
+    // diag W̄: J̄_j M⁻¹ J̄_jᵀ row by row.
+    wdiag.resize(rows());
+    const SparseColMatrix ym = problem.inverse_mass * SparseColMatrix(jbar_rows.transpose());
+    for (int j = 0; j < rows(); ++j) wdiag[j] = ym.col(j).dot(jbar_rows.row(j).transpose());
+  }
+  if (rows() == 0) {
     u0.resize(0);
     ut0.resize(0);
-  } else {
-    y = problem.inverse_mass * jbar.transpose();
-    wbar = jbar * y;
-    // Rounding leaves W̄ asymmetric at 1e-16; symmetrize so that mode
-    // enumeration and Lemke see one matrix.
-    wbar = (0.5 * (wbar + wbar.transpose())).eval();
-    tbar = jt * y;
+  } else if (dense) {  // the dense products as they always were (bit for bit)
     u0 = jbar * problem.velocity;
-    ut0 = jt * problem.velocity;
+    ut0 = Eigen::MatrixXd(problem.tangents) * problem.velocity;
+  } else {
+    u0 = jbar_rows * problem.velocity;
+    ut0 = problem.tangents * problem.velocity;
   }
   if (problem.normal_offsets.size() != 0) u0.head(m) += problem.normal_offsets;
   if (problem.tangent_offsets.size() != 0) {
@@ -81,17 +112,22 @@ void FrictionalSpace::build(const FrictionalProblem& problem) {
   // √W̄_jj, floored at 1e-12 of the largest diagonal (kRankTolerance's
   // reasoning): a row no impulse can move keeps a finite normalization.
   scale.resize(rows());
-  const double max_diag = rows() > 0 ? std::max(wbar.diagonal().maxCoeff(), 1e-300) : 1.0;
+  const double max_diag = rows() > 0 ? std::max(wdiag.maxCoeff(), 1e-300) : 1.0;
   for (int j = 0; j < rows(); ++j)
-    scale[j] = std::sqrt(std::max(wbar(j, j), kRankTolerance * max_diag));
+    scale[j] = std::sqrt(std::max(wdiag[j], kRankTolerance * max_diag));
   approach_scale = 0.0;
   for (int i = 0; i < m; ++i) approach_scale = std::max(approach_scale, std::abs(u0[i]) / scale[i]);
 
   magnitude.resize(rows());
-  if (rows() > 0) {  // (empty products: see above)
+  if (rows() > 0 && dense) {  // (empty products: see above)
     magnitude = jbar.cwiseAbs() * problem.velocity.cwiseAbs();
     magnitude.head(m) += (u0.head(m) - jbar.topRows(m) * problem.velocity).cwiseAbs();
     magnitude.tail(rows() - m) += (u0.tail(rows() - m) - jbar.bottomRows(rows() - m) * problem.velocity).cwiseAbs();
+  } else if (rows() > 0) {
+    const SparseRowMatrix abs_rows = jbar_rows.cwiseAbs();
+    magnitude = abs_rows * problem.velocity.cwiseAbs();
+    const Eigen::VectorXd plain = jbar_rows * problem.velocity;
+    magnitude += (u0 - plain).cwiseAbs();
   }
   speed_scale = 0.0;
   for (int j = 0; j < rows(); ++j) speed_scale = std::max(speed_scale, std::abs(u0[j]) / scale[j]);
@@ -104,7 +140,51 @@ void FrictionalSpace::build(const FrictionalProblem& problem) {
       if (it.row() == c) max_inverse_mass = std::max(max_inverse_mass, it.value());
   inert.assign(static_cast<size_t>(m), 0);
   for (int i = 0; i < m; ++i)
-    if (!(wbar(i, i) > kRankTolerance * jn.row(i).squaredNorm() * max_inverse_mass)) inert[static_cast<size_t>(i)] = 1;
+    if (!(wdiag[i] > kRankTolerance * problem.normals.row(i).squaredNorm() * max_inverse_mass))
+      inert[static_cast<size_t>(i)] = 1;
+}
+
+void FrictionalSpace::apply_w(const Eigen::VectorXd& lambda, Eigen::VectorXd& out) const {
+  if (dense) {
+    out.noalias() = wbar * lambda;
+    return;
+  }
+  const Eigen::VectorXd impulse = jbar_rows.transpose() * lambda;
+  const Eigen::VectorXd change = inverse_mass * impulse;
+  out.noalias() = jbar_rows * change;
+}
+
+Eigen::VectorXd FrictionalSpace::apply_w(const Eigen::VectorXd& lambda) const {
+  Eigen::VectorXd out;
+  apply_w(lambda, out);
+  return out;
+}
+
+Eigen::VectorXd FrictionalSpace::apply_y(const Eigen::VectorXd& lambda) const {
+  if (dense) return y * lambda;
+  const Eigen::VectorXd impulse = jbar_rows.transpose() * lambda;
+  return inverse_mass * impulse;
+}
+
+Eigen::VectorXd FrictionalSpace::apply_t(const Eigen::VectorXd& lambda) const {
+  if (dense) return tbar * lambda;
+  return jt_rows * apply_y(lambda);
+}
+
+Eigen::VectorXd FrictionalSpace::apply_jbar(const Eigen::VectorXd& v) const { return jbar_rows * v; }
+
+Eigen::MatrixXd FrictionalSpace::dense_w() const {
+  if (dense) return wbar;
+  if (rows() == 0) return Eigen::MatrixXd(0, 0);
+  const Eigen::MatrixXd ym = Eigen::MatrixXd(inverse_mass * SparseColMatrix(jbar_rows.transpose()));
+  Eigen::MatrixXd w = jbar_rows * ym;
+  return 0.5 * (w + w.transpose());
+}
+
+Eigen::MatrixXd FrictionalSpace::dense_y() const {
+  if (dense) return y;
+  if (rows() == 0) return Eigen::MatrixXd(n, 0);
+  return Eigen::MatrixXd(inverse_mass * SparseColMatrix(jbar_rows.transpose()));
 }
 
 void FrictionalSpace::tangential_impulse(const Eigen::VectorXd& lambda, int i, double* out) const {
@@ -118,18 +198,28 @@ void FrictionalSpace::tangential_impulse(const Eigen::VectorXd& lambda, int i, d
 }
 
 double FrictionalSpace::energy_change(const Eigen::VectorXd& lambda) const {
-  return lambda.dot(u0 + 0.5 * (wbar * lambda));
+  if (dense) return lambda.dot(u0 + 0.5 * (wbar * lambda));
+  return lambda.dot(u0 + 0.5 * apply_w(lambda));
 }
 
 void FrictionalSpace::fill_outcome(const FrictionalProblem& problem, const Eigen::VectorXd& lambda,
                                    FrictionalOutcome& outcome) const {
-  outcome.velocity = problem.velocity + y * lambda;
+  if (dense) {
+    outcome.velocity = problem.velocity + y * lambda;
+  } else {
+    outcome.velocity = problem.velocity + apply_y(lambda);
+  }
   outcome.normal_impulses = lambda.head(m);
   outcome.tangential_impulses.resize(m * tangent_dim);
   for (int i = 0; i < m; ++i)
     tangential_impulse(lambda, i, outcome.tangential_impulses.data() + i * tangent_dim);
-  outcome.normal_velocities = u0.head(m) + wbar.topRows(m) * lambda;
-  outcome.tangential_velocities = ut0 + tbar * lambda;
+  if (dense) {
+    outcome.normal_velocities = u0.head(m) + wbar.topRows(m) * lambda;
+    outcome.tangential_velocities = ut0 + tbar * lambda;
+  } else {
+    outcome.normal_velocities = u0.head(m) + apply_w(lambda).head(m);
+    outcome.tangential_velocities = ut0 + apply_t(lambda);
+  }
   outcome.energy_change = energy_change(lambda);
 }
 
@@ -141,6 +231,12 @@ bool FrictionalSpace::colliding(const Eigen::VectorXd& u, double tolerance) cons
 
 Eigen::MatrixXd anitescu_potra_matrix(const FrictionalSpace& sp, const std::vector<int>& contacts,
                                       std::vector<int>* rows_out) {
+  if (sp.dense) return anitescu_potra_matrix(sp, sp.wbar, contacts, rows_out);
+  return anitescu_potra_matrix(sp, sp.dense_w(), contacts, rows_out);
+}
+
+Eigen::MatrixXd anitescu_potra_matrix(const FrictionalSpace& sp, const Eigen::MatrixXd& wbar,
+                                      const std::vector<int>& contacts, std::vector<int>* rows_out) {
   std::vector<int> set = contacts;
   if (set.empty())
     for (int i = 0; i < sp.m; ++i) set.push_back(i);
@@ -153,7 +249,7 @@ Eigen::MatrixXd anitescu_potra_matrix(const FrictionalSpace& sp, const std::vect
   Eigen::MatrixXd a = Eigen::MatrixXd::Zero(size, size);
   for (int r = 0; r < c + cd; ++r)
     for (int s = 0; s < c + cd; ++s)
-      a(r, s) = sp.wbar(rows[static_cast<size_t>(r)], rows[static_cast<size_t>(s)]);
+      a(r, s) = wbar(rows[static_cast<size_t>(r)], rows[static_cast<size_t>(s)]);
   for (int j = 0; j < c; ++j) {
     for (int k = 0; k < d; ++k) {
       a(c + j * d + k, c + cd + j) = 1.0;   // E γ in the direction rows (32)

@@ -1,8 +1,14 @@
-// Dense contact-space operators of one frictional impact (frictional_problem.h
+// Contact-space operators of one frictional impact (frictional_problem.h
 // glossary): the direction rows J_D built from the tangents, Y = M⁻¹ J̄ᵀ,
 // W̄ = J̄ M⁻¹ J̄ᵀ, T̄ = J_t M⁻¹ J̄ᵀ and the pre-impact contact velocities.
-// Frictional impacts involve a handful of contacts (an LCP of size (3 + d) m
-// is solved per increment), so dense storage is the fast choice here.
+// Two storage modes. DENSE (the default): J̄, Y, W̄ and T̄ as dense matrices —
+// the fast choice for the handful of contacts Lemke's dense LCPs serve (the
+// Anitescu–Potra reference, the sequential law, Routh with Lemke). OPERATOR:
+// J̄ and J_t kept sparse with M⁻¹, every product applied as J̄ (M⁻¹ (J̄ᵀ λ)) in
+// O(nnz) and only diag W̄ stored — for Routh with box pivoting on large
+// clusters, where W̄ would hold (5m)² entries (84 MB and ~10⁹ flops at 650
+// contacts). Use the apply_* methods and w_diag(), valid in both modes; the
+// dense members are empty in operator mode (dense_w() builds W̄ on demand).
 //
 // Layout of λ̄ (size m (1 + d)): [λ_n,0 … λ_n,m−1, λ_D,0,0 … λ_D,0,d−1, …].
 #pragma once
@@ -38,7 +44,26 @@ struct FrictionalSpace {
   int normal_row(int i) const { return i; }
   int direction_row(int i, int k) const { return m + i * d + k; }
 
-  void build(const FrictionalProblem& problem);
+  bool dense = true;            // storage mode (header)
+  SparseRowMatrix jbar_rows;    // J̄ (operator mode)
+  SparseRowMatrix jt_rows;      // J_t (operator mode)
+  SparseColMatrix inverse_mass; // M⁻¹ (operator mode)
+  Eigen::VectorXd wdiag;        // diag W̄ (both modes)
+
+  void build(const FrictionalProblem& problem, bool dense_storage = true);
+
+  /// out = W̄ λ, Y λ (n), T̄ λ, J̄ v (both modes).
+  void apply_w(const Eigen::VectorXd& lambda, Eigen::VectorXd& out) const;
+  Eigen::VectorXd apply_w(const Eigen::VectorXd& lambda) const;
+  Eigen::VectorXd apply_y(const Eigen::VectorXd& lambda) const;
+  Eigen::VectorXd apply_t(const Eigen::VectorXd& lambda) const;
+  Eigen::VectorXd apply_jbar(const Eigen::VectorXd& v) const;
+  double w_diag(int j) const { return wdiag[j]; }
+  /// W̄ as a dense matrix: wbar in dense mode, formed from the sparse rows
+  /// otherwise (for a Lemke fallback on a cluster small enough for it).
+  Eigen::MatrixXd dense_w() const;
+  /// Y as a dense matrix (Algorithm 2's ψ needs its largest singular value).
+  Eigen::MatrixXd dense_y() const;
 
   /// Λ_t of contact i from its direction impulses (tangent_dim entries).
   void tangential_impulse(const Eigen::VectorXd& lambda, int i, double* out) const;
@@ -65,6 +90,9 @@ struct FrictionalSpace {
 /// variables.
 Eigen::MatrixXd anitescu_potra_matrix(const FrictionalSpace& space, const std::vector<int>& contacts,
                                       std::vector<int>* rows = nullptr);
+/// The same from a given dense W̄ (space.dense_w(), formed once by the caller).
+Eigen::MatrixXd anitescu_potra_matrix(const FrictionalSpace& space, const Eigen::MatrixXd& wbar,
+                                      const std::vector<int>& contacts, std::vector<int>* rows = nullptr);
 
 /// One solution of the Anitescu–Potra LCP (Halm & Posa, eq. (31)–(33))
 /// restricted to `contacts` (all when empty), from contact velocities u, by

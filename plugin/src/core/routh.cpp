@@ -127,7 +127,7 @@ void increment_w(const internal::FrictionalSpace& sp, const Eigen::VectorXd& z, 
                  Eigen::VectorXd& w) {
   const int m = sp.m, d = sp.d, rows = sp.rows();
   w = q;
-  w.segment(m, rows).noalias() += sp.wbar * z.segment(m, rows);
+  w.segment(m, rows).noalias() += sp.apply_w(z.segment(m, rows));
   for (int i = 0; i < m; ++i) {
     w[i] -= z[m + i];           // λ_max − λ_n
     w[m + i] += z[i];           // u_n′ + β
@@ -173,31 +173,34 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
   if (parameters_.validate_input) validate(problem);
   Impl& s = *impl_;
   s.problem = problem;
-  s.space.build(problem);
+  const IncrementSolver solver = parameters_.increment_solver;
+  s.box = problem.contacts() > 0 &&
+          internal::RouthBoxIncrement::applicable(problem.tangent_dimension(), problem.directions()) &&
+          (solver == IncrementSolver::kBoxPivoting ||
+           (solver == IncrementSolver::kAutomatic && problem.contacts() > kLemkeIncrementContacts));
+  // Box pivoting never needs W̄ as a matrix: the space keeps sparse rows
+  // (frictional_space.h, operator mode).
+  s.space.build(problem, !s.box);
   const internal::FrictionalSpace& sp = s.space;
   const int m = sp.m, d = sp.d;
   const int size = (3 + d) * m;
-  const IncrementSolver solver = parameters_.increment_solver;
-  s.box = m > 0 && internal::RouthBoxIncrement::applicable(sp) &&
-          (solver == IncrementSolver::kBoxPivoting ||
-           (solver == IncrementSolver::kAutomatic && m > kLemkeIncrementContacts));
   if (!s.box) s.lcp = increment_matrix(sp);
 
   // Automatic step: factor × the largest single-contact frictionless
   // stopping impulse; and the infeasibility check (a colliding contact whose
   // W̄_ii vanishes cannot be stopped by any impulse).
   double largest = 0.0;
-  const double max_diagonal = m > 0 ? std::max(sp.wbar.diagonal().maxCoeff(), 1e-300) : 1.0;
+  const double max_diagonal = m > 0 ? std::max(sp.wdiag.maxCoeff(), 1e-300) : 1.0;
   for (int i = 0; i < m; ++i) {
     const double approach = -sp.u0[i];
     if (approach / sp.scale[i] <= parameters_.separation_tolerance * sp.approach_scale) continue;
-    if (sp.wbar(i, i) <= kRankTolerance * max_diagonal || sp.inert[static_cast<size_t>(i)]) {
+    if (sp.w_diag(i) <= kRankTolerance * max_diagonal || sp.inert[static_cast<size_t>(i)]) {
       s.infeasible = true;
       s.infeasible_message = "contact " + std::to_string(i) +
                              " approaches but no impulse can move it (J_n M^-1 J_n^T = 0): "
                              "velocity returned unchanged";
     }
-    largest = std::max(largest, approach / sp.wbar(i, i));
+    largest = std::max(largest, approach / sp.w_diag(i));
   }
   s.step = parameters_.step > 0.0 ? parameters_.step : parameters_.automatic_step_factor * largest;
 
@@ -208,8 +211,8 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
   {
     double energy = 0.0;
     for (int i = 0; i < m; ++i)
-      if (sp.u0[i] < 0.0 && !sp.inert[static_cast<size_t>(i)] && sp.wbar(i, i) > 0.0)
-        energy += 0.5 * sp.u0[i] * sp.u0[i] / sp.wbar(i, i);
+      if (sp.u0[i] < 0.0 && !sp.inert[static_cast<size_t>(i)] && sp.w_diag(i) > 0.0)
+        energy += 0.5 * sp.u0[i] * sp.u0[i] / sp.w_diag(i);
     s.spent_budget = parameters_.restitution_tolerance * energy;
   }
 
@@ -244,7 +247,7 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
     }
     Eigen::VectorXd w_diag(m), magnitude(m);
     for (int i = 0; i < m; ++i) {
-      w_diag[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : sp.wbar(i, i);
+      w_diag[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : sp.w_diag(i);
       magnitude[i] = sp.magnitude[i];
     }
     s.scales.build(w_diag, magnitude, sp.speed_scale, parameters_.separation_tolerance, s.step);
@@ -420,6 +423,16 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   result.outcomes.resize(1);
   FrictionalOutcome& out = result.outcomes[0];
   Eigen::VectorXd total = Eigen::VectorXd::Zero(rows);
+  // W̄ λ and Y λ: the dense products in dense mode (as they always were),
+  // sparse ones in operator mode (frictional_space.h).
+  const auto contact_change = [&sp](const auto& lambda) -> Eigen::VectorXd {
+    if (sp.dense) return sp.wbar * lambda;
+    return sp.apply_w(lambda);
+  };
+  const auto velocity_change = [&sp](const Eigen::VectorXd& lambda) -> Eigen::VectorXd {
+    if (sp.dense) return sp.y * lambda;
+    return sp.apply_y(lambda);
+  };
   if (parameters_.record_trajectory) out.trajectory.push_back(s.problem.velocity);
 
   if (s.infeasible) {
@@ -472,7 +485,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
                            budget[i] > s.spent_budget && !approaching(i);
       releases[static_cast<size_t>(i)] = release ? 1 : 0;
       target[i] = release ? std::sqrt(std::max(u[i], 0.0) * std::max(u[i], 0.0) +
-                                      2.0 * sp.wbar(i, i) * budget[i])
+                                      2.0 * sp.w_diag(i) * budget[i])
                           : 0.0;
       any = any || release;
     }
@@ -525,7 +538,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
         high.setConstant(m, std::numeric_limits<double>::infinity());
         bool have_under = false;
         for (int correction = 0; correction <= kReleaseCorrections; ++correction) {
-          u_next = u + sp.wbar * r.z.segment(m, rows);
+          u_next = u + contact_change(r.z.segment(m, rows));
           bool changed = false, over = false;
           for (int i = 0; i < m; ++i) {
             if (!releases[static_cast<size_t>(i)]) continue;
@@ -564,7 +577,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
         // separating fast, t ≈ u, held at u′ ≥ t against friction or
         // coupling) cannot spend their budget by pushing: it is dropped (lost
         // energy, never gained) and they are re-solved as plain rows.
-        u_next = u + sp.wbar * r.z.segment(m, rows);
+        u_next = u + contact_change(r.z.segment(m, rows));
         bool over = false;
         for (int i = 0; i < m; ++i) {
           if (!releases[static_cast<size_t>(i)]) continue;
@@ -593,7 +606,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
       // (dissipative) Routh increment.
       const auto gains = [&]() {
         const Eigen::VectorXd after = total + r.z.segment(m, rows);
-        u_next = u + sp.wbar * r.z.segment(m, rows);
+        u_next = u + contact_change(r.z.segment(m, rows));
         return 0.5 * after.dot(sp.u0 + u_next) > 0.5 * s.scales.energy;
       };
       if (!correct()) break;
@@ -614,7 +627,11 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
     }
     const auto lambda = r.z.segment(m, rows);
     u_next = u;  // u before the increment, for the work
-    u += sp.wbar * lambda;
+    if (sp.dense) {
+      u += sp.wbar * lambda;
+    } else {
+      u += sp.apply_w(lambda);
+    }
     for (int i = 0; i < m; ++i) {
       const double work = 0.5 * (u_next[i] + u[i]) * lambda[i];
       if (work < 0.0) {
@@ -628,7 +645,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
     total += lambda;
     ++steps;
     if (parameters_.record_trajectory)
-      out.trajectory.push_back(s.problem.velocity + sp.y * total);
+      out.trajectory.push_back(s.problem.velocity + velocity_change(total));
   }
   if (dropped_contacts > 0)
     append_message(result.message, std::to_string(dropped_contacts) +
@@ -645,10 +662,14 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
     ++out.lcps;
     if (r.status == internal::LcpStatus::kSolved) {
       const auto lambda = r.z.segment(m, rows);
-      u += sp.wbar * lambda;
+      if (sp.dense) {
+        u += sp.wbar * lambda;
+      } else {
+        u += sp.apply_w(lambda);
+      }
       total += lambda;
       if (parameters_.record_trajectory)
-        out.trajectory.push_back(s.problem.velocity + sp.y * total);
+        out.trajectory.push_back(s.problem.velocity + velocity_change(total));
     } else {
       lcp_failed = true;
       result.status = Status::kLcpFailed;
@@ -691,7 +712,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
         if (lcp_failed) result.status = Status::kFinishedByFallback;
         result.message += "; finished with one Anitescu-Potra LCP";
         if (parameters_.record_trajectory)
-          out.trajectory.push_back(s.problem.velocity + sp.y * total);
+          out.trajectory.push_back(s.problem.velocity + velocity_change(total));
       } else {
         result.status = Status::kLcpFailed;
         result.message += "; the Anitescu-Potra fallback failed too (" + why + ")";
@@ -710,7 +731,12 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   // The final check (outcome_check.h), on velocities recomputed from v⁺.
   if (!keeps_input_velocity(result.status)) {
     const Eigen::VectorXd change = out.velocity - s.problem.velocity;
-    const Eigen::VectorXd u_after = sp.u0 + sp.jbar * change;
+    Eigen::VectorXd u_after;
+    if (sp.dense) {
+      u_after = sp.u0 + sp.jbar * change;
+    } else {
+      u_after = sp.u0 + sp.apply_jbar(change);
+    }
     const Eigen::VectorXd normal_after = u_after.head(m);
     Eigen::VectorXd direction_sums = Eigen::VectorXd::Zero(m);
     for (int i = 0; i < m; ++i)
@@ -772,7 +798,7 @@ RouthOutcomeSet RouthSampler::approximate(const RouthSetParameters& set) const {
   // increment's cap ε / (3ψ) per contact.
   double final_cap = 0.0;
   if (set.epsilon > 0.0 && m > 0) {
-    const double sigma = Eigen::JacobiSVD<Eigen::MatrixXd>(sp.y).singularValues()[0];
+    const double sigma = Eigen::JacobiSVD<Eigen::MatrixXd>(sp.dense_y()).singularValues()[0];
     const double psi = sigma * m * (1.0 + sp.mu.maxCoeff()) + 1.0;
     final_cap = set.epsilon / (3.0 * psi);
   }

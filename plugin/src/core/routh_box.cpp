@@ -17,9 +17,11 @@ const double kHalfRoot = std::sqrt(0.5);
 constexpr double kAcceptance = kBoxAcceptanceTolerance / kBoxDecisionTolerance;
 }  // namespace
 
-bool RouthBoxIncrement::applicable(const FrictionalSpace& space) {
-  return (space.tangent_dim == 2 && space.d == 4) || (space.tangent_dim == 1 && space.d == 2);
+bool RouthBoxIncrement::applicable(int tangent_dimension, int directions) {
+  return (tangent_dimension == 2 && directions == 4) || (tangent_dimension == 1 && directions == 2);
 }
+
+bool RouthBoxIncrement::applicable(const FrictionalSpace& space) { return applicable(space.tangent_dim, space.d); }
 
 void RouthBoxIncrement::build(const FrictionalProblem& problem, const FrictionalSpace& space,
                               const Eigen::VectorXd& velocity_scale, double impulse_scale) {

@@ -87,6 +87,7 @@ class RouthBoxIncrement {
  public:
   /// The cones the reformulation covers: 3-D with d = 4, or planar (d = 2).
   static bool applicable(const FrictionalSpace& space);
+  static bool applicable(int tangent_dimension, int directions);
 
   /// Builds the rotated contact rows B M^{1/2} (box_qp.h's A) for `problem`
   /// and its space; `velocity_scale` (rows of J̄) and `impulse_scale` (h)
