@@ -138,7 +138,7 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
     const bool stable = round == 0 || qp_.steps() == 0;
     // The active set's exact solution with the bounds tied to the normals,
     // its violators moved (a few active-set steps).
-    if (refine_active_set(x, w)) {
+    if (refine_active_set(x, w, round > 0 && qp_.steps() == 0 ? kBoxActiveSetSteps : 1)) {
       to_lcp(x, w, z);
       return true;
     }
@@ -154,14 +154,14 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
   return false;
 }
 
-bool RouthBoxIncrement::refine_active_set(Eigen::VectorXd& x, Eigen::VectorXd& w) {
+bool RouthBoxIncrement::refine_active_set(Eigen::VectorXd& x, Eigen::VectorXd& w, int steps) {
   const FrictionalSpace& sp = *space_;
   const int variables = per_ * m_;
   states_.resize(static_cast<size_t>(variables));
   for (int j = 0; j < variables; ++j) states_[static_cast<size_t>(j)] = qp_.state(j);
   x = qp_.x();
   tied_valid_ = false;
-  for (int step = 0; step < kBoxActiveSetSteps; ++step) {
+  for (int step = 0; step < steps; ++step) {
     if (!exact_active_set(x)) return false;
     if (step == 0) {
       tied_ = x;

@@ -69,12 +69,12 @@ inline constexpr double kBoxAcceptanceTolerance = 1e-10;
 /// usually ends it in 1–4 (docs/scaling.md, "Routh at pile scale").
 inline constexpr int kBoxStaggeredRounds = 30;
 
-/// Active-set steps after each staggered round: the exact solve with the
-/// bounds tied to the normals, then every variable whose condition fails
-/// moves to the state it asks for (clamped outside its bound → at it; at a
-/// bound with w of the wrong sign → clamped), and again. Near the solution
-/// a few suffice; more would cycle where the active set is far off, which
-/// the next round's pivoting handles better.
+/// Active-set steps after a staggered round whose box solve kept its active
+/// set (after the others only the exact solve itself): the exact solve with
+/// the bounds tied to the normals, then the worst violator moves to the
+/// state it asks for (clamped outside its bound → at it; at a bound with w
+/// of the wrong sign → clamped), and again. Near the solution a few
+/// suffice; far from it the next round's pivoting does better.
 inline constexpr int kBoxActiveSetSteps = 6;
 
 /// Newton steps of the staggering per increment: after the first box solve
@@ -109,7 +109,8 @@ class RouthBoxIncrement {
   int steps() const { return steps_; }    ///< pivoting steps of the last solve
 
  private:
-  bool refine_active_set(Eigen::VectorXd& x, Eigen::VectorXd& w);  // from the pivoting's states
+  // From the pivoting's states, at most `steps` exact solves.
+  bool refine_active_set(Eigen::VectorXd& x, Eigen::VectorXd& w, int steps);
   bool exact_active_set(Eigen::VectorXd& x) const;  // the tied system of states_
   // Every condition of the box LCP within `scale` × the decision tolerances.
   bool conditions_hold(const Eigen::VectorXd& x, const Eigen::VectorXd& w, double scale) const;
