@@ -102,7 +102,7 @@ constexpr std::array<OrderPolicy, 5> kSimulationPolicies = {
 // kSceneHelp spells these out.
 static_assert(kMaxConeDirections == 64, "update the cone_directions range in kSceneHelp");
 static_assert(bullet::kDefaultVariationalBudget == 10'000, "update variational_budget's default in kSceneHelp");
-static_assert(bullet::RouthSettings{}.max_contacts == 8 && bullet::RouthSettings{}.max_steps == 100 &&
+static_assert(bullet::RouthSettings{}.max_contacts == 32 && bullet::RouthSettings{}.max_steps == 100 &&
                   bullet::RouthSettings{}.cone_directions == 4,
               "update the routh defaults in kSceneHelp");
 

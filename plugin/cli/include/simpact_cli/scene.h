@@ -71,7 +71,7 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
       increment_solver automatic | lemke | box_pivoting: how each increment
                        LCP is solved (routh.h)            (default automatic)
       max_contacts     integer >= 1: larger Routh clusters are left to the
-                       base solver (R = 0) or the propagative law   (8)
+                       base solver (R = 0) or the propagative law  (32)
     variational_budget law variational only; integer >= 1: reflections the
                        enumeration of every sequence may spend on one
                        impact; a cluster over it takes the propagative law

@@ -259,12 +259,14 @@ struct RouthSettings {
   /// How each increment LCP is solved (routh.h, "LCP solvers"): automatic
   /// is Lemke up to kLemkeIncrementContacts contacts, box pivoting above.
   IncrementSolver increment_solver = IncrementSolver::kAutomatic;
-  /// Cluster cap (see "Cluster cap" above); ≥ 1. Each increment is a dense
-  /// Lemke LCP of size (3 + d) m and a sample takes more increments as m
-  /// grows; 8 keeps the worst landing step within a quarter of a 240 Hz
-  /// step's budget (docs/rigid_adapter.md, "Measurements"). Raise it for
-  /// offline runs.
-  int max_contacts = 8;
+  /// Cluster cap (see "Cluster cap" above); ≥ 1. A sample's cost grows with
+  /// m both per increment and in the number of increments (a column of m/4
+  /// boxes takes ~0.8 m of them): with box pivoting (increment_solver) a
+  /// landing column of 32 contacts takes ~40 ms per 240 Hz step, 64
+  /// contacts ~0.65 s (benchmark_routh_clusters; docs/scaling.md). 32 bounds
+  /// the worst landing step of a default world to tens of milliseconds.
+  /// Raise it for offline runs.
+  int max_contacts = 32;
 };
 
 /// One cluster's approximated Routh outcome set, from
