@@ -195,6 +195,7 @@ TEST(RouthRestitution, DecoupledFrictionlessContactsGiveThePropagativeOutcome) {
 struct RandomCase {
   int n, m;
   bool planar;
+  IncrementSolver solver = IncrementSolver::kAutomatic;
 };
 
 class RandomRouthRestitution : public ::testing::TestWithParam<RandomCase> {};
@@ -214,6 +215,7 @@ TEST_P(RandomRouthRestitution, ResidualsHold) {
     for (int i = 0; i < rc.m; ++i) rp.problem.restitution[i] = unit(rng);
     RouthParameters params;
     params.seed = seed;
+    params.increment_solver = rc.solver;
     const RouthSampler sampler(rp.problem, params);
     const double energy = 0.5 * rp.problem.velocity.dot(rp.mass * rp.problem.velocity);
     const Eigen::MatrixXd jn(rp.problem.normals);
@@ -252,7 +254,8 @@ TEST_P(RandomRouthRestitution, ResidualsHold) {
       }
     }
   }
-  std::cout << "[ routh+stronge ] n=" << rc.n << " m=" << rc.m << (rc.planar ? " planar" : " 3-D") << ": "
+  std::cout << "[ routh+stronge ] n=" << rc.n << " m=" << rc.m << (rc.planar ? " planar" : " 3-D") << ", "
+            << to_string(rc.solver) << ": "
             << samples << " samples, mean LCPs " << static_cast<double>(lcps) / samples
             << ", contacts releasing more than e² C: " << overshoots << ", budgets dropped or left in " << dropped << "\n";
   // A lone contact never releases more than its budget (a release solve over
@@ -265,9 +268,15 @@ TEST_P(RandomRouthRestitution, ResidualsHold) {
   }
 }
 
+// The release solves (shifted targets, corrections, halvings) through box
+// pivoting too (routh.h, "LCP solvers").
 INSTANTIATE_TEST_SUITE_P(Problems, RandomRouthRestitution,
                          ::testing::Values(RandomCase{3, 1, true}, RandomCase{3, 2, true}, RandomCase{6, 3, true},
-                                           RandomCase{6, 2, false}, RandomCase{9, 4, false}));
+                                           RandomCase{6, 2, false}, RandomCase{9, 4, false},
+                                           RandomCase{3, 1, true, IncrementSolver::kBoxPivoting},
+                                           RandomCase{6, 3, true, IncrementSolver::kBoxPivoting},
+                                           RandomCase{6, 2, false, IncrementSolver::kBoxPivoting},
+                                           RandomCase{9, 4, false, IncrementSolver::kBoxPivoting}));
 
 TEST(RouthRestitution, RockingBlockIsSetValuedAndEveryMemberDissipates) {
   scenes::FrictionalExample block = scenes::falling_block();
