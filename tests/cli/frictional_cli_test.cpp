@@ -473,6 +473,26 @@ TEST(CliRollingBall, BothIncrementSolversRollAtFiveSevenths) {
   }
 }
 
+TEST(CliBoxStack, EitherIncrementSolverStopsTheFall) {
+  // demos/data/README.md: two stacked boxes land; every sample of either
+  // solver ends with no corner approaching and at most the kinetic energy
+  // of the fall lost (½ · 2 · v₀² with both boxes at rest).
+  const double lost = -kBlockSpeed * kBlockSpeed;
+  for (const char* solver : {"box_pivoting", "lemke"}) {
+    SCOPED_TRACE(solver);
+    Json input = load_data("box_stack_routh.json");
+    input["increment_solver"] = solver;
+    const Json output = resolve_ok(input);
+    EXPECT_EQ(output["status"], "success");
+    ASSERT_EQ(output["outcomes"].size(), 8u);
+    for (const Json& outcome : output["outcomes"]) {
+      for (const double u : numbers(outcome["normal_velocities"])) EXPECT_GE(u, -1e-9);
+      EXPECT_LT(outcome["energy_change"].get<double>(), 0.0);
+      EXPECT_GE(outcome["energy_change"].get<double>(), lost - 1e-12);
+    }
+  }
+}
+
 TEST(CliRollingBall, LowFrictionSlidesWhateverTheConeDirections) {
   // μ = 0.1 < 2/7: the full μ Λn = 0.1 opposes the slip along x, which is a
   // cone direction for every d = 4k, so the polyhedral cone is exact:
