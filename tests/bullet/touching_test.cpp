@@ -266,6 +266,69 @@ TEST(Touching, GapTolerance) {
   EXPECT_DOUBLE_EQ(gap_tolerance(1e-3, 0.01, kStep), 0.01 * kStep);
 }
 
+// TouchingPoints::find on its own, on a row of balls of r = 5 cm (breaking
+// threshold 1 mm) struck at A at 1 m/s (tolerance min(1 mm, S·h = 4.2 mm)):
+// A overlaps B (Bullet's own points), B–C a 1e-6 m gap and C–D a 5e-4 m gap
+// (no points: each gets one synthetic point), D–E 3 mm apart (beyond the
+// tolerance). D–E and the next-but-one pairs (~0.1 m apart) are within the
+// broadphase's grown bounds: 0-point manifolds. Only B–C and C–D are
+// queried: A–B has a point at distance ≤ 0 and the other pairs' bounding
+// boxes are at least 3 mm apart. The same holds when the objects
+// have no world array index, or a stale duplicate one (the walk's hash-map
+// path).
+TEST(Touching, FindQueriesOnlyPairsWithoutPoints) {
+  WorldOptions options;
+  options.solver = SolverKind::kStockSi;
+  options.gravity = Eigen::Vector3d::Zero();
+  BulletWorld world(options);
+  const double r = 0.05;
+  std::vector<double> x = {0.0, 2 * r - 1e-4};
+  x.push_back(x.back() + 2 * r + 1e-6);
+  x.push_back(x.back() + 2 * r + 5e-4);
+  x.push_back(x.back() + 2 * r + 3e-3);
+  std::vector<btRigidBody*> balls;
+  for (size_t i = 0; i < x.size(); ++i) balls.push_back(world.add_sphere(r, ball(x[i], i == 0 ? 1.0 : 0.0)));
+  btDiscreteDynamicsWorld& dynamics = world.dynamics_world();
+  dynamics.performDiscreteCollisionDetection();
+  btDispatcher& dispatcher = *dynamics.getDispatcher();
+  std::vector<btPersistentManifold*> manifolds(dispatcher.getInternalManifoldPointer(),
+                                               dispatcher.getInternalManifoldPointer() + dispatcher.getNumManifolds());
+  ASSERT_GE(manifolds.size(), 4u);  // A–B, B–C, C–D, D–E and the broadphase's farther pairs
+  std::vector<std::pair<const btCollisionObject*, const btCollisionObject*>> touching;
+  for (btPersistentManifold* m : manifolds)
+    for (int c = 0; c < m->getNumContacts(); ++c) touching.emplace_back(m->getBody0(), m->getBody1());
+  ASSERT_EQ(touching.size(), 1u);  // A–B only
+  const std::vector<const btCollisionObject*> struck = {balls[0], balls[1]};
+  const auto moves = [](const btCollisionObject* o) { return !o->isStaticOrKinematicObject(); };
+  const auto pair_name = [&](const simpact::bullet::internal::TouchingPoint& t) {
+    const auto at = [&](const btCollisionObject* o) {
+      return std::find(balls.begin(), balls.end(), o) - balls.begin();
+    };
+    return std::make_pair(std::min(at(t.object_a), at(t.object_b)), std::max(at(t.object_a), at(t.object_b)));
+  };
+  const auto check = [&](const char* what) {
+    SCOPED_TRACE(what);
+    simpact::bullet::internal::TouchingPoints points;
+    points.find(dispatcher, manifolds.data(), static_cast<int>(manifolds.size()), struck, touching, moves, 1.0,
+                kStep);
+    EXPECT_EQ(points.queries(), 2);
+    EXPECT_EQ(points.closings(), 2);
+    ASSERT_EQ(points.points().size(), 2u);
+    EXPECT_EQ(pair_name(points.points()[0]), std::make_pair(std::ptrdiff_t{1}, std::ptrdiff_t{2}));
+    EXPECT_EQ(pair_name(points.points()[1]), std::make_pair(std::ptrdiff_t{2}, std::ptrdiff_t{3}));
+    EXPECT_NEAR(double(points.points()[0].point.getDistance()), 1e-6, kDouble ? 1e-9 : 2e-6);
+    EXPECT_NEAR(double(points.points()[1].point.getDistance()), 5e-4, kDouble ? 1e-9 : 2e-6);
+  };
+  check("world array indices");
+  std::vector<int> indices;
+  for (btRigidBody* b : balls) indices.push_back(b->getWorldArrayIndex());
+  for (btRigidBody* b : balls) b->setWorldArrayIndex(-1);
+  check("no world array index");
+  for (btRigidBody* b : balls) b->setWorldArrayIndex(indices[0]);
+  check("one stale index for all");
+  for (size_t i = 0; i < balls.size(); ++i) balls[i]->setWorldArrayIndex(indices[i]);
+}
+
 // time_of_impact: A touches B and strikes it at 1 m/s; B–C is a 2e-4 m gap,
 // D closes a 1e-4 m gap on C at 1 m/s. Gaps close in the order A–B (now),
 // C–D (1e-4 s), then B–C; most_negative would take B–C second (a tie at

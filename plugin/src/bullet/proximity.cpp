@@ -5,16 +5,18 @@
 #include <BulletCollision/CollisionDispatch/btCollisionObject.h>
 #include <BulletCollision/CollisionDispatch/btCollisionObjectWrapper.h>
 #include <BulletCollision/CollisionDispatch/btManifoldResult.h>
+#include <BulletCollision/CollisionShapes/btCollisionShape.h>
 #include <BulletCollision/NarrowPhaseCollision/btPersistentManifold.h>
 
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
+#include <vector>
 
 namespace simpact::bullet::internal {
 
@@ -128,21 +130,20 @@ std::vector<btManifoldPoint> contact_after_closing(btDispatcher& dispatcher, con
   return full.empty() ? closest : full;
 }
 
-struct PairHash {
-  size_t operator()(const std::pair<const void*, const void*>& p) const {
-    return std::hash<const void*>()(p.first) * 31u ^ std::hash<const void*>()(p.second);
-  }
+// A contiguous run of a flat array.
+template <class T>
+struct Range {
+  const T* first = nullptr;
+  const T* last = nullptr;
+  const T* begin() const { return first; }
+  const T* end() const { return last; }
 };
-
-std::pair<const void*, const void*> key(const btCollisionObject* a, const btCollisionObject* b) {
-  return a < b ? std::make_pair(static_cast<const void*>(a), static_cast<const void*>(b))
-               : std::make_pair(static_cast<const void*>(b), static_cast<const void*>(a));
-}
+// The manifolds of one object pair, in batch order.
+using PairManifolds = Range<btPersistentManifold*>;
 
 // Whether some point of the pair's batch manifolds lies within that
 // manifold's contact-breaking threshold of `p` (on B; getCacheEntry's rule).
-bool has_point_near(const std::vector<btPersistentManifold*>& manifolds, const btCollisionObject* b,
-                    const btManifoldPoint& p) {
+bool has_point_near(PairManifolds manifolds, const btCollisionObject* b, const btManifoldPoint& p) {
   for (const btPersistentManifold* manifold : manifolds) {
     const btScalar reach = manifold->getContactBreakingThreshold();
     for (int i = 0; i < manifold->getNumContacts(); ++i) {
@@ -154,6 +155,196 @@ bool has_point_near(const std::vector<btPersistentManifold*>& manifolds, const b
   return false;
 }
 
+// Whether one of the pair's batch manifolds holds a point at distance ≤ 0:
+// Bullet's narrowphase, on this step's positions, found the pair touching
+// or overlapping and made its points itself (header, "What").
+bool narrowphase_touches(PairManifolds manifolds) {
+  for (const btPersistentManifold* manifold : manifolds)
+    for (int i = 0; i < manifold->getNumContacts(); ++i)
+      if (manifold->getContactPoint(i).getDistance() <= btScalar(0)) return true;
+  return false;
+}
+
+// Whether the two objects' bounding boxes (btCollisionShape::getAabb, which
+// holds the shape with its margin) are farther apart than `tolerance` along
+// some axis: then no point of the pair is within it and a query would find
+// nothing.
+bool bounds_apart(const btCollisionObject* a, const btCollisionObject* b, btScalar tolerance) {
+  btVector3 min_a, max_a, min_b, max_b;
+  a->getCollisionShape()->getAabb(a->getWorldTransform(), min_a, max_a);
+  b->getCollisionShape()->getAabb(b->getWorldTransform(), min_b, max_b);
+  for (int axis = 0; axis < 3; ++axis)
+    if (min_b[axis] - max_a[axis] > tolerance || min_a[axis] - max_b[axis] > tolerance) return true;
+  return false;
+}
+
+// Objects numbered 0, 1, … in order of first appearance. An object in a
+// collision world is looked up through its world array index in `slots`
+// (persistent, −1 wherever no object of the current batch sits; the
+// destructor clears what this numbering set), any other object (no world,
+// or an index beyond kMaxWorldSlots) through a hash map.
+class ObjectNumbers {
+ public:
+  /// World array indices below this are looked up in the slot table (4 MB
+  /// at most); a larger world's other objects take the hash map.
+  static constexpr int kMaxWorldSlots = 1 << 20;
+
+  explicit ObjectNumbers(std::vector<int>& slots) : slots_(slots) {}
+  ObjectNumbers(const ObjectNumbers&) = delete;
+  ObjectNumbers& operator=(const ObjectNumbers&) = delete;
+  ~ObjectNumbers() {
+    for (const btCollisionObject* object : objects_) {
+      const int slot = object->getWorldArrayIndex();
+      if (slot >= 0 && slot < static_cast<int>(slots_.size()) && slots_[static_cast<size_t>(slot)] >= 0 &&
+          objects_[static_cast<size_t>(slots_[static_cast<size_t>(slot)])] == object)
+        slots_[static_cast<size_t>(slot)] = -1;
+    }
+  }
+
+  /// The object's number, numbering it if it is new.
+  int add(const btCollisionObject* object) {
+    if (const int known = find(object); known >= 0) return known;
+    const int number = static_cast<int>(objects_.size());
+    objects_.push_back(object);
+    const int slot = object->getWorldArrayIndex();
+    if (slot >= 0 && slot < kMaxWorldSlots) {
+      if (static_cast<size_t>(slot) >= slots_.size()) slots_.resize(static_cast<size_t>(slot) + 1, -1);
+      if (slots_[static_cast<size_t>(slot)] < 0) {
+        slots_[static_cast<size_t>(slot)] = number;
+        return number;
+      }
+    }
+    others_.emplace(object, number);  // no world, or its slot is taken (a stale index)
+    return number;
+  }
+  /// The object's number, or −1.
+  int find(const btCollisionObject* object) const {
+    const int slot = object->getWorldArrayIndex();
+    if (slot >= 0 && slot < static_cast<int>(slots_.size())) {
+      const int number = slots_[static_cast<size_t>(slot)];
+      if (number >= 0 && objects_[static_cast<size_t>(number)] == object) return number;
+    }
+    if (others_.empty()) return -1;
+    const auto it = others_.find(object);
+    return it == others_.end() ? -1 : it->second;
+  }
+  const btCollisionObject* object(int number) const { return objects_[static_cast<size_t>(number)]; }
+  int size() const { return static_cast<int>(objects_.size()); }
+
+ private:
+  std::vector<int>& slots_;
+  std::vector<const btCollisionObject*> objects_;
+  std::unordered_map<const btCollisionObject*, int> others_;
+};
+
+// The walk's graph over one batch in flat arrays, built once per find():
+// its objects (ObjectNumbers), its object pairs with their manifolds, and
+// per object the pairs it is in (in the batch order of each pair's first
+// manifold) and the objects collected points already join it to (in
+// `touching` order).
+class BatchGraph {
+ public:
+  BatchGraph(std::vector<int>& slots, btPersistentManifold* const* manifolds, int num_manifolds,
+             const std::vector<std::pair<const btCollisionObject*, const btCollisionObject*>>& touching)
+      : objects_(slots) {
+    const size_t count = static_cast<size_t>(std::max(num_manifolds, 0));
+    // Pairs: the manifolds grouped by object pair, in linear time. Rows by
+    // one object (in batch order), and in each row a stamp per other object
+    // marks the first batch position of that pair; pairs are then numbered
+    // in the batch order of their first manifolds.
+    std::vector<std::pair<int, std::pair<int, int>>> ends(count);  // (a, (b, batch position))
+    for (size_t k = 0; k < count; ++k) {
+      const int a = objects_.add(manifolds[k]->getBody0()), b = objects_.add(manifolds[k]->getBody1());
+      ends[k] = {std::min(a, b), {std::max(a, b), static_cast<int>(k)}};
+    }
+    std::vector<int> ends_begin;
+    std::vector<std::pair<int, int>> ends_rows;
+    const size_t n = static_cast<size_t>(objects_.size());
+    fill_rows(ends, n, ends_begin, ends_rows);
+    std::vector<int> first_of(count);  // by batch position: its pair's first batch position
+    std::vector<int> stamp(n, -1), first_at(n, -1);
+    for (size_t a = 0; a < n; ++a)
+      for (int e = ends_begin[a]; e < ends_begin[a + 1]; ++e) {
+        const auto [b, k] = ends_rows[static_cast<size_t>(e)];
+        if (stamp[static_cast<size_t>(b)] != static_cast<int>(a)) {
+          stamp[static_cast<size_t>(b)] = static_cast<int>(a);
+          first_at[static_cast<size_t>(b)] = k;
+        }
+        first_of[static_cast<size_t>(k)] = first_at[static_cast<size_t>(b)];
+      }
+    std::vector<int> pair_of(count, -1);  // by batch position
+    for (size_t k = 0; k < count; ++k) {
+      if (first_of[k] == static_cast<int>(k)) {
+        pair_of[k] = static_cast<int>(first_manifold_.size());
+        first_manifold_.push_back(manifolds[k]);
+      } else {
+        pair_of[k] = pair_of[static_cast<size_t>(first_of[k])];
+      }
+    }
+    std::vector<std::pair<int, btPersistentManifold*>> members(count);
+    for (size_t k = 0; k < count; ++k) members[k] = {pair_of[k], manifolds[k]};
+    fill_rows(members, first_manifold_.size(), manifold_begin_, pair_manifolds_);
+
+    std::vector<std::pair<int, int>> pair_edges;
+    pair_edges.reserve(2 * first_manifold_.size());
+    for (size_t p = 0; p < first_manifold_.size(); ++p) {
+      pair_edges.emplace_back(objects_.find(first_manifold_[p]->getBody0()), static_cast<int>(p));
+      pair_edges.emplace_back(objects_.find(first_manifold_[p]->getBody1()), static_cast<int>(p));
+    }
+    // Joins, each once per run of equal pairs (the points of one manifold
+    // come together).
+    std::vector<std::pair<int, int>> join_edges;
+    join_edges.reserve(2 * touching.size());
+    for (size_t t = 0; t < touching.size(); ++t) {
+      if (t > 0 && touching[t] == touching[t - 1]) continue;
+      const int a = objects_.add(touching[t].first), b = objects_.add(touching[t].second);
+      join_edges.emplace_back(a, b);
+      join_edges.emplace_back(b, a);
+    }
+    fill_rows(pair_edges, static_cast<size_t>(objects_.size()), pairs_begin_, pairs_);
+    fill_rows(join_edges, static_cast<size_t>(objects_.size()), joined_begin_, joined_);
+  }
+
+  ObjectNumbers& objects() { return objects_; }
+  int num_pairs() const { return static_cast<int>(first_manifold_.size()); }
+  /// The pairs of object i, in the batch order of their first manifolds.
+  Range<int> pairs_of(int i) const { return row(pairs_, pairs_begin_, i); }
+  /// The objects collected points join to object i, in `touching` order.
+  Range<int> joined_to(int i) const { return row(joined_, joined_begin_, i); }
+  /// Pair p's first manifold in batch order.
+  btPersistentManifold* first_manifold(int p) const { return first_manifold_[static_cast<size_t>(p)]; }
+  /// Every manifold of pair p, in batch order.
+  PairManifolds manifolds_of(int p) const { return row(pair_manifolds_, manifold_begin_, p); }
+
+ private:
+  // Compressed rows from (row, value) edges, each row in edge order. Rows
+  // past those of the edges' objects (objects only `struck` names) are empty.
+  template <class T>
+  static void fill_rows(const std::vector<std::pair<int, T>>& edges, size_t rows, std::vector<int>& begin,
+                        std::vector<T>& values) {
+    begin.assign(rows + 1, 0);
+    for (const auto& edge : edges) ++begin[static_cast<size_t>(edge.first) + 1];
+    for (size_t i = 0; i < rows; ++i) begin[i + 1] += begin[i];
+    values.resize(edges.size());
+    std::vector<int> next(begin.begin(), begin.end() - 1);
+    for (const auto& edge : edges) values[static_cast<size_t>(next[static_cast<size_t>(edge.first)]++)] = edge.second;
+  }
+  template <class T>
+  static Range<T> row(const std::vector<T>& values, const std::vector<int>& begin, int i) {
+    if (static_cast<size_t>(i) + 1 >= begin.size()) return {};
+    return {values.data() + begin[static_cast<size_t>(i)], values.data() + begin[static_cast<size_t>(i) + 1]};
+  }
+
+  ObjectNumbers objects_;
+  std::vector<btPersistentManifold*> first_manifold_;  // by pair
+  std::vector<int> manifold_begin_;                    // pair rows of pair_manifolds_
+  std::vector<btPersistentManifold*> pair_manifolds_;
+  std::vector<int> pairs_begin_;                       // object rows of pairs_
+  std::vector<int> pairs_;
+  std::vector<int> joined_begin_;                      // object rows of joined_
+  std::vector<int> joined_;
+};
+
 }  // namespace
 
 int TouchingPoints::find(btDispatcher& dispatcher, btPersistentManifold* const* manifolds, int num_manifolds,
@@ -164,57 +355,49 @@ int TouchingPoints::find(btDispatcher& dispatcher, btPersistentManifold* const* 
   points_.clear();
   queries_ = 0;
   closings_ = 0;
-  // The batch's pairs: manifolds by pair, pairs by object.
-  std::unordered_map<std::pair<const void*, const void*>, std::vector<btPersistentManifold*>, PairHash> by_pair;
-  std::unordered_map<const btCollisionObject*, std::vector<btPersistentManifold*>> by_object;
-  for (int k = 0; k < num_manifolds; ++k) {
-    btPersistentManifold* manifold = manifolds[k];
-    const btCollisionObject* a = manifold->getBody0();
-    const btCollisionObject* b = manifold->getBody1();
-    auto& list = by_pair[key(a, b)];
-    if (list.empty()) {
-      by_object[a].push_back(manifold);
-      by_object[b].push_back(manifold);
-    }
-    list.push_back(manifold);
-  }
-  std::unordered_map<const btCollisionObject*, std::vector<const btCollisionObject*>> joined;
-  for (const auto& [a, b] : touching) {
-    joined[a].push_back(b);
-    joined[b].push_back(a);
-  }
-
-  std::unordered_set<const btCollisionObject*> visited;
-  std::deque<const btCollisionObject*> queue;
-  const auto visit = [&](const btCollisionObject* object) {
-    if (object != nullptr && moves(object) && visited.insert(object).second) queue.push_back(object);
+  BatchGraph graph(slots_, manifolds, num_manifolds, touching);
+  ObjectNumbers& objects = graph.objects();
+  std::vector<char> visited;
+  std::vector<char> queried(static_cast<size_t>(graph.num_pairs()), 0);
+  std::deque<int> queue;
+  const auto visit = [&](int i) {
+    if (static_cast<size_t>(i) >= visited.size()) visited.resize(static_cast<size_t>(i) + 1, 0);
+    if (visited[static_cast<size_t>(i)] != 0) return;
+    visited[static_cast<size_t>(i)] = 1;
+    if (moves(objects.object(i))) queue.push_back(i);
   };
-  for (const btCollisionObject* object : struck) visit(object);
-  std::unordered_set<std::pair<const void*, const void*>, PairHash> queried;
+  for (const btCollisionObject* object : struck)
+    if (object != nullptr) visit(objects.add(object));
   while (!queue.empty()) {
-    const btCollisionObject* object = queue.front();
+    const int i = queue.front();
     queue.pop_front();
-    if (const auto it = joined.find(object); it != joined.end())
-      for (const btCollisionObject* other : it->second) visit(other);
-    const auto it = by_object.find(object);
-    if (it == by_object.end()) continue;
-    for (btPersistentManifold* manifold : it->second) {
+    for (const int other : graph.joined_to(i)) visit(other);
+    for (const int p : graph.pairs_of(i)) {
+      if (queried[static_cast<size_t>(p)] != 0) continue;
+      queried[static_cast<size_t>(p)] = 1;
+      btPersistentManifold* manifold = graph.first_manifold(p);
       const btCollisionObject* a = manifold->getBody0();
       const btCollisionObject* b = manifold->getBody1();
-      if (!queried.insert(key(a, b)).second) continue;
-      const std::vector<btPersistentManifold*>& pair = by_pair[key(a, b)];
+      const int other = objects.find(a) == i ? objects.find(b) : objects.find(a);
+      const PairManifolds pair = graph.manifolds_of(p);
+      if (narrowphase_touches(pair)) {
+        // No query: its nearest distance is ≤ 0 and it would add nothing.
+        visit(other);
+        continue;
+      }
       double breaking = 0.0;
       for (const btPersistentManifold* m : pair) breaking = std::max(breaking, double(m->getContactBreakingThreshold()));
       const btScalar tolerance = btScalar(gap_tolerance(breaking, strike_speed, h));
       if (!(tolerance >= 0)) continue;
+      if (bounds_apart(a, b, tolerance)) continue;  // a query would find nothing
       ++queries_;
       std::vector<btManifoldPoint> closest =
           query(dispatcher, a, b, BT_CLOSEST_POINT_ALGORITHMS, tolerance, tolerance, btVector3(0, 0, 0));
       if (closest.empty()) continue;
-      visit(a == object ? b : a);  // within the tolerance: touching
+      visit(other);  // within the tolerance: touching
       const btManifoldPoint* nearest = &closest.front();
-      for (const btManifoldPoint& p : closest)
-        if (p.getDistance() < nearest->getDistance()) nearest = &p;
+      for (const btManifoldPoint& q : closest)
+        if (q.getDistance() < nearest->getDistance()) nearest = &q;
       // Touching or overlapping (distance ≤ 0): Bullet's narrowphase, run on
       // these positions at the start of the step, made this pair's points
       // itself (every algorithm reports overlaps); a closest point would only
@@ -223,13 +406,13 @@ int TouchingPoints::find(btDispatcher& dispatcher, btPersistentManifold* const* 
       ++closings_;
       const std::vector<btManifoldPoint> found =
           contact_after_closing(dispatcher, a, b, tolerance, btScalar(breaking), nearest, std::move(closest));
-      for (const btManifoldPoint& p : found) {
-        if (has_point_near(pair, b, p)) continue;
+      for (const btManifoldPoint& q : found) {
+        if (has_point_near(pair, b, q)) continue;
         TouchingPoint touch;
         touch.manifold = manifold;
         touch.object_a = a;
         touch.object_b = b;
-        touch.point = p;
+        touch.point = q;
         points_.push_back(touch);
       }
     }
