@@ -32,6 +32,11 @@
 // Usage: benchmark_scaling [--quick] [--csv FILE] [--svg FILE]
 //                          [--scene NAME] [--max-size N] [--steps N]
 //                          [--budget SECONDS]
+//        benchmark_scaling --plot-from CSV [--svg FILE]
+// The plot is always drawn from the CSV just written; --plot-from redraws
+// it from a CSV alone (docs/images/benchmark_scaling.svg from
+// docs/benchmark_scaling.csv, checked by the test
+// benchmark_scaling_plot_is_current).
 // --steps overrides the steps per run of the touching scenes (not the
 // pile), --budget the time limit of one run.
 // Exit status 0 unless a run crashed or ended non-finite; 64 for bad usage.
@@ -446,11 +451,64 @@ void write_svg(const std::string& path, const std::vector<Point>& points, const 
       << "\">solid: simpact, dashed: stock SI</text>\n</svg>\n";
 }
 
+/// Redraws the plot from a CSV this program wrote (the plot is always
+/// drawn this way, so a checked-in SVG is reproducible from its CSV).
+/// Returns false, saying why, when the file cannot be read or a row names
+/// an unknown scene or solver.
+bool plot_from_csv(const std::string& csv, const std::string& svg) {
+  std::ifstream in(csv);
+  if (!in) {
+    std::fprintf(stderr, "cannot read %s\n", csv.c_str());
+    return false;
+  }
+  std::string line;
+  std::getline(in, line);  // header
+  std::vector<Point> points;
+  std::vector<double> baseline(kFamilies.size(), kNaN);
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::vector<std::string> cell;
+    size_t from = 0;
+    for (size_t comma = line.find(','); ; comma = line.find(',', from)) {
+      cell.push_back(line.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+    }
+    // scene,size,bodies,solver,median_ms,mean_ms,max_ms,peak_mb,baseline_mb,...
+    if (cell.size() < 9) {
+      std::fprintf(stderr, "%s: a row with %zu fields: %s\n", csv.c_str(), cell.size(), line.c_str());
+      return false;
+    }
+    Point p;
+    for (const Family& f : kFamilies)
+      if (cell[0] == f.name) p.family = &f;
+    for (const Contender& c : kContenders)
+      if (cell[3] == c.label) p.contender = &c;
+    if (p.family == nullptr || p.contender == nullptr) {
+      std::fprintf(stderr, "%s: unknown scene or solver in: %s\n", csv.c_str(), line.c_str());
+      return false;
+    }
+    try {
+      p.size = std::stoi(cell[1]);
+      p.bodies = std::stoi(cell[2]);
+      p.max_ms = std::stod(cell[6]);
+      p.peak_mb = std::stod(cell[7]);
+      baseline[static_cast<size_t>(p.family - kFamilies.data())] = std::stod(cell[8]);
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "%s: a field is not a number in: %s\n", csv.c_str(), line.c_str());
+      return false;
+    }
+    points.push_back(p);
+  }
+  write_svg(svg, points, [&](const Family* family) { return baseline[static_cast<size_t>(family - kFamilies.data())]; });
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = false;
-  std::string csv = "benchmark_scaling.csv", svg = "benchmark_scaling.svg", only;
+  std::string csv = "benchmark_scaling.csv", svg = "benchmark_scaling.svg", only, plot_from;
   long max_size = std::numeric_limits<long>::max();
   int steps_override = 0;
   unsigned budget_override = 0;
@@ -458,6 +516,8 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--quick") {
       quick = true;
+    } else if (a == "--plot-from" && i + 1 < argc) {
+      plot_from = argv[++i];
     } else if (a == "--csv" && i + 1 < argc) {
       csv = argv[++i];
     } else if (a == "--svg" && i + 1 < argc) {
@@ -473,11 +533,13 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--csv FILE] [--svg FILE] [--scene NAME] [--max-size N] [--steps N] "
-                   "[--budget SECONDS]\n",
+                   "[--budget SECONDS]\n       %s --plot-from CSV [--svg FILE]\n",
+                   argv[0],
                    argv[0]);
       return 64;
     }
   }
+  if (!plot_from.empty()) return plot_from_csv(plot_from, svg) ? 0 : 1;
   const unsigned budget = budget_override > 0 ? budget_override : quick ? kQuickRunBudget : kRunBudget;
   // An empty world of each family's broadphase: the memory the slopes and
   // the plot leave out.
@@ -488,7 +550,7 @@ int main(int argc, char** argv) {
   };
   std::printf("benchmark_scaling: %s, %d steps per run at %.0f Hz (pile %d), empty worlds %.1f MB (DBVT), "
               "%.1f MB (axis sweep)\n",
-              quick ? "quick" : "full", kSteps, kRate, quick ? kQuickPileSteps : kPileSteps, baseline[2], baseline[0]);
+              quick ? "quick" : "full", steps_override > 0 ? steps_override : kSteps, kRate, quick ? kQuickPileSteps : kPileSteps, baseline[2], baseline[0]);
   std::printf("%-12s %7s %-9s %9s %9s %9s %9s %10s %8s %6s %s\n", "scene", "N", "solver", "median_ms", "mean_ms",
               "max_ms", "peak_MB", "error", "impacts", "runs", "note");
   std::vector<Point> points;
@@ -547,7 +609,8 @@ int main(int argc, char** argv) {
         << p.impacts << "," << p.oversized << "," << p.fallbacks << "," << p.largest_cluster << "," << p.lcps << ","
         << p.runs << "," << p.ok << ","
         << p.finite << "\n";
-  write_svg(svg, points, baseline_of);
+  out.close();
+  if (!plot_from_csv(csv, svg)) return 1;
   std::printf("wrote %s and %s\n", csv.c_str(), svg.c_str());
   return failed ? 1 : 0;
 }
