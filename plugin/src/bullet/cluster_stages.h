@@ -280,6 +280,7 @@ Resolution run_cluster(Cluster& cluster, const ImpactSettings& settings, LawStat
   const LawRows& rows = cluster.law_rows();
   const int m = rows.contacts();
   const Eigen::VectorXd u = rows.normals * rows.admissible + rows.offsets;  // as resolved
+  report.contacts.reserve(static_cast<std::size_t>(m));
   for (int r = 0; r < m; ++r) report.contacts.push_back(cluster.contact(r, -u[r]));
   if (!cluster.finite()) {
     report.status = Status::kInfeasible;

@@ -4,6 +4,7 @@
 #include "bullet/clustering.h"
 #include "bullet/joint_rows.h"
 #include "bullet/proximity.h"
+#include "bullet/sparse_assembly.h"
 #include "core/outcome_check.h"
 #include "core/separation.h"
 
@@ -25,7 +26,6 @@
 #include <ostream>
 #include <stdexcept>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace simpact::bullet {
 
@@ -182,6 +182,7 @@ struct ImpactSolver::Impl {
   struct Point {
     btPersistentManifold* manifold = nullptr;
     int index = 0;  // in the manifold
+    int batch = -1;  // its manifold's position in the array collect_points read; −1: synthetic
     btManifoldPoint* point = nullptr;
     const btCollisionObject* object_a = nullptr;
     const btCollisionObject* object_b = nullptr;
@@ -213,7 +214,7 @@ struct ImpactSolver::Impl {
   };
 
   std::vector<btRigidBody*> bodies;
-  std::unordered_map<const btRigidBody*, int> index;
+  internal::ObjectNumbers index;  // bodies[i] ↦ i
   std::vector<Point> points;
   internal::Clusters clusters;
   std::vector<int> local;  // body → index within the cluster being resolved
@@ -242,9 +243,8 @@ struct ImpactSolver::Impl {
   // hidden point would leave to drift into a new impact next step.
   bool hide_complete = false;
   Rows rows;
-  // Assembly scratch, reused: each body's 6×6 M⁻¹ block, the sparse
-  // entries being gathered, and the joint groups (assemble_metric).
-  std::vector<Block6> blocks;
+  // Assembly scratch, reused: M⁻¹'s entries being gathered and the joint
+  // groups (assemble_metric).
   std::vector<Triplet> entries;
   std::vector<int> group, place;
   internal::LawState law;  // the laws' solvers and kRandom counter
@@ -263,10 +263,12 @@ struct ImpactSolver::Impl {
 
   int index_of(const btRigidBody* body) {
     if (!is_dynamic(body)) return -1;
-    const auto [it, inserted] = index.emplace(body, static_cast<int>(bodies.size()));
-    if (inserted) bodies.push_back(const_cast<btRigidBody*>(body));
-    return it->second;
+    if (const int known = index.find(body); known >= 0) return known;
+    bodies.push_back(const_cast<btRigidBody*>(body));
+    return index.add(body);
   }
+  /// bodies' index of `object`, or −1 (also for nullptr).
+  int number_of(const btCollisionObject* object) const { return object == nullptr ? -1 : index.find(object); }
 };
 
 namespace {
@@ -287,12 +289,13 @@ Impl::BodyPair body_pair(const Impl::Point& p) {
   return {std::min(p.object_a, p.object_b), std::max(p.object_a, p.object_b)};
 }
 
-// Point c of `manifold` as a candidate point of the batch, at relative
+// Point c of `manifold` (at position `batch` of the array read) as a candidate point of the batch, at relative
 // normal velocity u.
-Impl::Point manifold_point(btPersistentManifold* manifold, int c, double u) {
+Impl::Point manifold_point(btPersistentManifold* manifold, int batch, int c, double u) {
   Impl::Point point;
   point.manifold = manifold;
   point.index = c;
+  point.batch = batch;
   point.point = &manifold->getContactPoint(c);
   point.object_a = manifold->getBody0();
   point.object_b = manifold->getBody1();
@@ -315,6 +318,9 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
                     int num_manifolds, const VelocitySource& source, StrikeRule rule) {
   const double h = double(source.h);
   bool any_strike = false;
+  size_t most = s.points.size();  // room for every point at once: no regrowth copies
+  for (int k = 0; k < num_manifolds; ++k) most += static_cast<size_t>(manifolds[k]->getNumContacts());
+  s.points.reserve(most);
   for (int k = 0; k < num_manifolds; ++k) {
     btPersistentManifold* manifold = manifolds[k];
     const btRigidBody* body_a = btRigidBody::upcast(manifold->getBody0());
@@ -333,7 +339,7 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
                    (u < -threshold &&
                     (p.m_combinedRestitution > 0 || rule.plastic ||
                      (rule.frictional && p.m_combinedFriction > 0)));
-      s.points.push_back(manifold_point(manifold, c, u));
+      s.points.push_back(manifold_point(manifold, k, c, u));
     }
   }
   return any_strike;
@@ -349,8 +355,7 @@ struct BodyGraph {
   const std::vector<int>* ids = nullptr;
   int num_nodes() const { return static_cast<int>(s.bodies.size()); }
   int node(const btRigidBody* body) const {
-    const auto it = s.index.find(body);
-    return it == s.index.end() ? -1 : it->second;
+    return s.number_of(body);
   }
   void add(btRigidBody* body) { s.index_of(body); }
   int num_points() const { return static_cast<int>(ids != nullptr ? ids->size() : s.points.size()); }
@@ -403,10 +408,10 @@ std::uint64_t routh_seed(const Impl& s, const ImpactSolverConfig& config,
 // members (plan writes them), so membership is checked against
 // `members` itself; a stale entry of another cluster never leaks out.
 int cluster_index(const Impl& s, const std::vector<int>& members, const btRigidBody* body) {
-  const auto it = s.index.find(body);
-  if (it == s.index.end()) return -1;
-  const int j = s.local[static_cast<size_t>(it->second)];
-  return j >= 0 && j < static_cast<int>(members.size()) && members[static_cast<size_t>(j)] == it->second
+  const int number = s.number_of(body);
+  if (number < 0) return -1;
+  const int j = s.local[static_cast<size_t>(number)];
+  return j >= 0 && j < static_cast<int>(members.size()) && members[static_cast<size_t>(j)] == number
              ? j
              : -1;
 }
@@ -420,7 +425,7 @@ int cluster_index(const Impl& s, const std::vector<int>& members, const btRigidB
 constexpr int kDenseJointGroupBodies = 16;
 
 // M⁻¹ of a cluster (s.rows.inverse_mass, stage 3 of impact_solver.h),
-// block-diagonal and sparse: each body's 6×6 block (s.blocks), except on a
+// block-diagonal and sparse: each body's 6×6 block (body_inverse_mass), except on a
 // group of bodies that bilateral joint rows connect, whose block is the
 // group's joint-constrained M⁻¹_G (joint_metric on the group's own block and
 // rows; groups share no row, so the cluster's M⁻¹_G is block-diagonal over
@@ -429,7 +434,7 @@ constexpr int kDenseJointGroupBodies = 16;
 // (Rows::joint_demand). Memory: Σ (6·group size)², so 36 per free body and
 // quadratic only within a joint-connected group (a hinge chain of N links
 // is one group: (6N)² entries, the price of instantaneous propagation
-// along it). Reads s.blocks, rows.joint_rows and rows.admissible.
+// along it). Reads the members' bodies, rows.joint_rows and rows.admissible.
 // With `partial` (the law reads M⁻¹_G only through M⁻¹_G Jᵀ) a group of
 // more than kDenseJointGroupBodies bodies takes the sparse route instead:
 // only the columns (and, by symmetry, rows) of M⁻¹_G at the coordinates of
@@ -458,15 +463,18 @@ void assemble_metric(Impl& s, const std::vector<int>& members, const std::vector
   double speed = 0.0;
   for (const internal::JointRow& g : rows.joint_rows) speed = std::max(speed, std::abs(g.offset));
 
+  // Each body's 6×6 block of M⁻¹, computed where it is read (storing them
+  // all cost 288 bytes a body).
+  const auto block_of = [&](int j) { return internal::body_inverse_mass(*s.bodies[members[static_cast<size_t>(j)]]); };
   std::vector<Triplet>& entries = s.entries;
   entries.clear();
-  entries.reserve(static_cast<size_t>(36 * k));
+  entries.reserve(static_cast<size_t>(6 * k));  // a free ball's diagonal; more as needed
   const auto add_entry = [&](int row, int col, double value) {
     if (value != 0.0) entries.emplace_back(row, col, value);
   };
   for (int j = 0; j < k; ++j) {
     if (jointed[static_cast<size_t>(internal::find_root(group, j))]) continue;
-    const Block6& block = s.blocks[static_cast<size_t>(j)];
+    const Block6 block = block_of(j);
     for (int c = 0; c < 6; ++c)
       for (int r = 0; r < 6; ++r) add_entry(6 * j + r, 6 * j + c, block(r, c));
   }
@@ -509,7 +517,7 @@ void assemble_metric(Impl& s, const std::vector<int>& members, const std::vector
           for (int e = 0; e < 6; ++e) columns.push_back(6 * q + e);
       internal::SparseJointMetric sparse;
       std::vector<Block6> group_blocks;
-      for (const int j : bodies) group_blocks.push_back(s.blocks[static_cast<size_t>(j)]);
+      for (const int j : bodies) group_blocks.push_back(block_of(j));
       if (internal::sparse_joint_metric(group_blocks, sparse_g, velocity, offsets, columns, sparse)) {
         for (Eigen::Index q = 0; q < c; ++q)
           rows.admissible.segment<6>(6 * bodies[static_cast<size_t>(q)]) -= sparse.violating.segment<6>(6 * q);
@@ -531,7 +539,7 @@ void assemble_metric(Impl& s, const std::vector<int>& members, const std::vector
     }
     Eigen::MatrixXd inverse_mass = Eigen::MatrixXd::Zero(6 * c, 6 * c);
     for (Eigen::Index q = 0; q < c; ++q)
-      inverse_mass.block<6, 6>(6 * q, 6 * q) = s.blocks[static_cast<size_t>(bodies[static_cast<size_t>(q)])];
+      inverse_mass.block<6, 6>(6 * q, 6 * q) = block_of(bodies[static_cast<size_t>(q)]);
     const Eigen::MatrixXd G(sparse_g);
     const internal::JointMetric metric = internal::joint_metric(inverse_mass, G);
     const Eigen::VectorXd violating = metric.violating(G, velocity, offsets);
@@ -557,8 +565,7 @@ void assemble_metric(Impl& s, const std::vector<int>& members, const std::vector
       rows.joint_demand_reference += 0.5 * (1.0 / double(body.getInvMass()) + moment) * speed * speed;
     }
   }
-  rows.inverse_mass.resize(6 * k, 6 * k);
-  rows.inverse_mass.setFromTriplets(entries.begin(), entries.end());
+  internal::set_from_ordered_triplets(entries, 6 * k, 6 * k, rows.inverse_mass);
 }
 
 // Rows and velocities of a cluster (impact_solver.h, stage 3): s.rows. With
@@ -574,8 +581,6 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
   const btScalar h = info.m_timeStep;
   rows.k = k;
   rows.m = m;
-  std::vector<Block6>& blocks = s.blocks;
-  blocks.resize(static_cast<size_t>(k));
   rows.velocity.resize(6 * k);
   rows.pre_force.resize(6 * k);
   // The impact acts on the mid-step velocity v* = v + ½ h M⁻¹ f_ext, and its
@@ -589,7 +594,6 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
   // reflecting the end-of-step velocity gains it).
   for (int j = 0; j < k; ++j) {
     const btRigidBody& body = *s.bodies[members[j]];
-    blocks[static_cast<size_t>(j)] = internal::body_inverse_mass(body);
     rows.pre_force.segment<3>(6 * j) = to_eigen(source.linear(body));
     rows.pre_force.segment<3>(6 * j + 3) = to_eigen(source.angular(body));
     const btVector3 force = source.force(body);
@@ -603,38 +607,43 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
   const auto partner_velocity = [&](const btRigidBody* body, const btVector3& point) {
     return velocity_at(source, body, point);
   };
-  std::vector<Triplet>& entries = s.entries;
-  entries.clear();
-  entries.reserve(static_cast<size_t>(12 * m));
   rows.offsets.setZero(m);
-  // [n, r × n] on the side's body, negated on side B.
-  const auto add_row = [&](int row, int body, const btRigidBody* rigid, const btVector3& point,
-                           const Eigen::Vector3d& direction, double sign) {
+  // [n, r × n] on the side's body, negated on side B, into the row `out`
+  // is writing. A coordinate whose linear or angular factor is 0 gets no
+  // entry: M⁻¹ is zero in its row and column and its admissible velocity
+  // is 0 (below), so the entry would change no product the laws form, and
+  // on a ball that may not turn, r × n is rounding (~1e-18) that doubled
+  // the row and every product over it.
+  const auto add_row = [&](internal::OuterVectorWriter<SparseRowMatrix>& out, int body, const btRigidBody* rigid,
+                           const btVector3& point, const Eigen::Vector3d& direction, double sign) {
     const Eigen::Vector3d arm = to_eigen(point - rigid->getCenterOfMassPosition());
     const Eigen::Vector3d turn = arm.cross(direction);
+    const btVector3& linear = rigid->getLinearFactor();
+    const btVector3& angular = rigid->getAngularFactor();
     for (int i = 0; i < 3; ++i) {
-      if (direction[i] != 0.0) entries.emplace_back(row, 6 * local[body] + i, sign * direction[i]);
-      if (turn[i] != 0.0) entries.emplace_back(row, 6 * local[body] + 3 + i, sign * turn[i]);
+      if (linear[i] != btScalar(0)) out.add(6 * local[body] + i, sign * direction[i]);
+      if (angular[i] != btScalar(0)) out.add(6 * local[body] + 3 + i, sign * turn[i]);
     }
   };
+  internal::OuterVectorWriter<SparseRowMatrix> normals(rows.normals, m, 6 * k, 12 * m);
   for (int r = 0; r < m; ++r) {
     const auto& p = s.points[ids[r]];
     const Eigen::Vector3d n = to_eigen(p.point->m_normalWorldOnB);
     const btVector3& on_a = p.point->getPositionWorldOnA();
     const btVector3& on_b = p.point->getPositionWorldOnB();
     if (p.a >= 0) {
-      add_row(r, p.a, p.body_a, on_a, n, 1.0);
+      add_row(normals, p.a, p.body_a, on_a, n, 1.0);
     } else {
       rows.offsets[r] += n.dot(partner_velocity(p.body_a, on_a));
     }
     if (p.b >= 0) {
-      add_row(r, p.b, p.body_b, on_b, n, -1.0);
+      add_row(normals, p.b, p.body_b, on_b, n, -1.0);
     } else {
       rows.offsets[r] -= n.dot(partner_velocity(p.body_b, on_b));
     }
+    normals.next();
   }
-  rows.normals.resize(m, 6 * k);
-  rows.normals.setFromTriplets(entries.begin(), entries.end());
+  normals.finish();
   rows.joint_rows.clear();
   internal::collect_bilateral_joint_rows(
       constraints, num_constraints,
@@ -665,7 +674,7 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
   // Tangent rows (impact_solver.h, "Laws"). The slip of a contact is the
   // tangential part of the relative velocity of its two material points at
   // v*; the frame follows it when it exceeds kSlipFrameTolerance × S.
-  entries.clear();
+  internal::OuterVectorWriter<SparseRowMatrix> tangent_rows(rows.tangents, 2 * m, 6 * k, 24 * m);
   rows.tangent_offsets.setZero(2 * m);
   rows.friction.resize(m);
   rows.t1.resize(static_cast<size_t>(m));
@@ -695,19 +704,19 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
       const Eigen::Vector3d& t = e == 0 ? t1 : t2;
       const int row = 2 * r + e;
       if (p.a >= 0) {
-        add_row(row, p.a, p.body_a, on_a, t, 1.0);
+        add_row(tangent_rows, p.a, p.body_a, on_a, t, 1.0);
       } else {
         rows.tangent_offsets[row] += t.dot(partner_velocity(p.body_a, on_a));
       }
       if (p.b >= 0) {
-        add_row(row, p.b, p.body_b, on_b, t, -1.0);
+        add_row(tangent_rows, p.b, p.body_b, on_b, t, -1.0);
       } else {
         rows.tangent_offsets[row] -= t.dot(partner_velocity(p.body_b, on_b));
       }
+      tangent_rows.next();
     }
   }
-  rows.tangents.resize(2 * m, 6 * k);
-  rows.tangents.setFromTriplets(entries.begin(), entries.end());
+  tangent_rows.finish();
 }
 
 // Rows and the rigid adapter's own velocities are finite.
@@ -879,15 +888,18 @@ void hide_speculative_points(Impl& s, double touch_tolerance, double h) {
   bool any = false;
   for (const int root : s.complete_root) any = any || root >= 0;
   if (!any) return;
-  std::unordered_set<const btManifoldPoint*> collected;
-  for (const Impl::Point& q : s.points) collected.insert(q.point);
+  // The points collected from each manifold of the batch, one bit each.
+  static_assert(MANIFOLD_CACHE_SIZE <= 8, "one byte of flags per manifold");
+  std::vector<unsigned char> collected(static_cast<size_t>(s.num_manifolds), 0);
+  for (const Impl::Point& q : s.points)
+    if (q.batch >= 0) collected[static_cast<size_t>(q.batch)] |= static_cast<unsigned char>(1u << q.index);
   // The complete cluster of a body (its root), −1 for none, −2 for a
   // static or kinematic body (part of every cluster it touches).
   const auto cluster_of = [&](const btCollisionObject* object) {
     const btRigidBody* body = btRigidBody::upcast(object);
     if (!is_dynamic(body)) return -2;
-    const auto it = s.index.find(body);
-    return it == s.index.end() ? -1 : s.complete_root[static_cast<size_t>(it->second)];
+    const int number = s.number_of(body);
+    return number < 0 ? -1 : s.complete_root[static_cast<size_t>(number)];
   };
   for (int k = 0; k < s.num_manifolds; ++k) {
     btPersistentManifold* manifold = s.manifolds[k];
@@ -898,14 +910,14 @@ void hide_speculative_points(Impl& s, double touch_tolerance, double h) {
     if (!within) continue;
     for (int c = 0; c < manifold->getNumContacts(); ++c) {
       const btManifoldPoint& p = manifold->getContactPoint(c);
-      if (collected.count(&p) != 0) continue;
+      if ((collected[static_cast<size_t>(k)] >> c) & 1u) continue;
       const auto with_forces = [&](const btRigidBody* body, const btVector3& at) {
         return velocity_with_forces(body, at, btScalar(h));
       };
       const double u =
           relative_normal_velocity(p, btRigidBody::upcast(a), btRigidBody::upcast(b), with_forces);
       if (!(double(p.getDistance()) + std::min(0.0, u) * h > touch_tolerance)) continue;
-      s.points.push_back(manifold_point(manifold, c, u));
+      s.points.push_back(manifold_point(manifold, k, c, u));
       s.hidden.push_back(static_cast<int>(s.points.size()) - 1);
     }
   }
@@ -966,13 +978,13 @@ Eigen::VectorXd contact_distances(const Impl& s, const std::vector<int>& ids) {
 // kInertContactTolerance of their free value; returns how many.
 int drop_inert_contacts(const Impl& s, std::vector<int>& ids) {
   const Impl::Rows& rows = s.rows;
-  const SparseRowMatrix response = rows.normals * rows.inverse_mass;  // m × 6k
-  const SparseRowMatrix product = response.cwiseProduct(rows.normals);
+  std::vector<double> scratch;
+  const Eigen::VectorXd effective = internal::row_quadratic_forms(rows.normals, rows.inverse_mass, scratch);
   std::vector<int> kept;
   kept.reserve(ids.size());
   for (int r = 0; r < rows.m; ++r) {
     const Impl::Point& p = s.points[ids[r]];
-    const double w = product.row(r).sum();  // J_r M⁻¹ J_rᵀ
+    const double w = effective[r];  // J_r M⁻¹ J_rᵀ
     const Eigen::Vector3d n = to_eigen(p.point->m_normalWorldOnB).normalized();
     double free = 0.0;
     const auto add = [&](const btRigidBody* body, const btVector3& point) {
@@ -1287,9 +1299,8 @@ void mute_restitution(Impl& s, btPersistentManifold** manifolds, int num_manifol
   bool any_failed = false;
   for (const char f : s.failed) any_failed = any_failed || f != 0;
   const auto failed = [&](const btCollisionObject* object) {
-    const auto it = s.index.find(btRigidBody::upcast(object));
-    return it != s.index.end() && static_cast<size_t>(it->second) < s.failed.size() &&
-           s.failed[static_cast<size_t>(it->second)] != 0;
+    const int number = s.number_of(btRigidBody::upcast(object));
+    return number >= 0 && static_cast<size_t>(number) < s.failed.size() && s.failed[static_cast<size_t>(number)] != 0;
   };
   for (int k = 0; k < num_manifolds; ++k) {
     btPersistentManifold* manifold = manifolds[k];

@@ -5,6 +5,7 @@
 #include "bullet/clustering.h"
 #include "bullet/joint_rows.h"
 #include "bullet/proximity.h"
+#include "bullet/sparse_assembly.h"
 #include "core/separation.h"
 
 #include <Eigen/Eigenvalues>
@@ -427,8 +428,7 @@ struct Rows : internal::LawRows {
       for (Eigen::Index c = 0; c < blocks[q].cols(); ++c)
         for (Eigen::Index r = 0; r < blocks[q].rows(); ++r)
           if (blocks[q](r, c) != 0.0) entries.emplace_back(starts[q] + r, starts[q] + c, blocks[q](r, c));
-    inverse_mass.resize(n, n);
-    inverse_mass.setFromTriplets(entries.begin(), entries.end());
+    internal::set_from_ordered_triplets(entries, n, n, inverse_mass);  // column by column, as emitted
   }
   /// ½ vᵀ (M⁻¹)⁺ v [J], per block when uncoupled.
   double energy(const Eigen::VectorXd& v) const {
@@ -447,7 +447,7 @@ void build_rows(Impl& s, const Cluster& c, const std::vector<int>& local, const 
                 Eigen::VectorXd& b) {
   const int m = static_cast<int>(directions.size());
   b.setZero(m);
-  std::vector<Eigen::Triplet<double>> entries;
+  internal::OuterVectorWriter<SparseRowMatrix> out(rows, m, layout.n, 12 * static_cast<Eigen::Index>(m));
   Eigen::RowVectorXd row = Eigen::RowVectorXd::Zero(layout.n);  // one row's scratch
   for (int r = 0; r < m; ++r) {
     const Impl::Point& p = s.points[c.ids[layout.kept[r / per_point]]];
@@ -461,13 +461,13 @@ void build_rows(Impl& s, const Cluster& c, const std::vector<int>& local, const 
       const int q = local[side->node];
       const int end = q + 1 < static_cast<int>(layout.starts.size()) ? layout.starts[q + 1] : layout.n;
       for (int k = layout.starts[q]; k < end; ++k) {
-        if (row[k] != 0.0) entries.emplace_back(r, k, row[k]);
+        out.add(k, row[k]);  // zeros are left out
         row[k] = 0.0;
       }
     }
+    out.next();
   }
-  rows.resize(m, layout.n);
-  rows.setFromTriplets(entries.begin(), entries.end());
+  out.finish();
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "bullet/proximity.h"
 
+#include "bullet/object_numbers.h"
+
 #include <BulletCollision/BroadphaseCollision/btCollisionAlgorithm.h>
 #include <BulletCollision/BroadphaseCollision/btDispatcher.h>
 #include <BulletCollision/CollisionDispatch/btCollisionObject.h>
@@ -178,65 +180,6 @@ bool bounds_apart(const btCollisionObject* a, const btCollisionObject* b, btScal
   return false;
 }
 
-// Objects numbered 0, 1, … in order of first appearance. An object in a
-// collision world is looked up through its world array index in `slots`
-// (persistent, −1 wherever no object of the current batch sits; the
-// destructor clears what this numbering set), any other object (no world,
-// or an index beyond kMaxWorldSlots) through a hash map.
-class ObjectNumbers {
- public:
-  /// World array indices below this are looked up in the slot table (4 MB
-  /// at most); a larger world's other objects take the hash map.
-  static constexpr int kMaxWorldSlots = 1 << 20;
-
-  explicit ObjectNumbers(std::vector<int>& slots) : slots_(slots) {}
-  ObjectNumbers(const ObjectNumbers&) = delete;
-  ObjectNumbers& operator=(const ObjectNumbers&) = delete;
-  ~ObjectNumbers() {
-    for (const btCollisionObject* object : objects_) {
-      const int slot = object->getWorldArrayIndex();
-      if (slot >= 0 && slot < static_cast<int>(slots_.size()) && slots_[static_cast<size_t>(slot)] >= 0 &&
-          objects_[static_cast<size_t>(slots_[static_cast<size_t>(slot)])] == object)
-        slots_[static_cast<size_t>(slot)] = -1;
-    }
-  }
-
-  /// The object's number, numbering it if it is new.
-  int add(const btCollisionObject* object) {
-    if (const int known = find(object); known >= 0) return known;
-    const int number = static_cast<int>(objects_.size());
-    objects_.push_back(object);
-    const int slot = object->getWorldArrayIndex();
-    if (slot >= 0 && slot < kMaxWorldSlots) {
-      if (static_cast<size_t>(slot) >= slots_.size()) slots_.resize(static_cast<size_t>(slot) + 1, -1);
-      if (slots_[static_cast<size_t>(slot)] < 0) {
-        slots_[static_cast<size_t>(slot)] = number;
-        return number;
-      }
-    }
-    others_.emplace(object, number);  // no world, or its slot is taken (a stale index)
-    return number;
-  }
-  /// The object's number, or −1.
-  int find(const btCollisionObject* object) const {
-    const int slot = object->getWorldArrayIndex();
-    if (slot >= 0 && slot < static_cast<int>(slots_.size())) {
-      const int number = slots_[static_cast<size_t>(slot)];
-      if (number >= 0 && objects_[static_cast<size_t>(number)] == object) return number;
-    }
-    if (others_.empty()) return -1;
-    const auto it = others_.find(object);
-    return it == others_.end() ? -1 : it->second;
-  }
-  const btCollisionObject* object(int number) const { return objects_[static_cast<size_t>(number)]; }
-  int size() const { return static_cast<int>(objects_.size()); }
-
- private:
-  std::vector<int>& slots_;
-  std::vector<const btCollisionObject*> objects_;
-  std::unordered_map<const btCollisionObject*, int> others_;
-};
-
 // The walk's graph over one batch in flat arrays, built once per find():
 // its objects (ObjectNumbers), its object pairs with their manifolds, and
 // per object the pairs it is in (in the batch order of each pair's first
@@ -244,9 +187,10 @@ class ObjectNumbers {
 // `touching` order).
 class BatchGraph {
  public:
-  BatchGraph(std::vector<int>& slots, btPersistentManifold* const* manifolds, int num_manifolds,
+  BatchGraph(ObjectNumbers& objects, btPersistentManifold* const* manifolds, int num_manifolds,
              const std::vector<std::pair<const btCollisionObject*, const btCollisionObject*>>& touching)
-      : objects_(slots) {
+      : objects_(objects) {
+    objects_.clear();
     const size_t count = static_cast<size_t>(std::max(num_manifolds, 0));
     // Pairs: the manifolds grouped by object pair, in linear time. Rows by
     // one object (in batch order), and in each row a stamp per other object
@@ -335,7 +279,7 @@ class BatchGraph {
     return {values.data() + begin[static_cast<size_t>(i)], values.data() + begin[static_cast<size_t>(i) + 1]};
   }
 
-  ObjectNumbers objects_;
+  ObjectNumbers& objects_;  // TouchingPoints', emptied here and reused
   std::vector<btPersistentManifold*> first_manifold_;  // by pair
   std::vector<int> manifold_begin_;                    // pair rows of pair_manifolds_
   std::vector<btPersistentManifold*> pair_manifolds_;
@@ -355,7 +299,7 @@ int TouchingPoints::find(btDispatcher& dispatcher, btPersistentManifold* const* 
   points_.clear();
   queries_ = 0;
   closings_ = 0;
-  BatchGraph graph(slots_, manifolds, num_manifolds, touching);
+  BatchGraph graph(objects_, manifolds, num_manifolds, touching);
   ObjectNumbers& objects = graph.objects();
   std::vector<char> visited;
   std::vector<char> queried(static_cast<size_t>(graph.num_pairs()), 0);

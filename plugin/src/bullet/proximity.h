@@ -110,6 +110,8 @@
 
 #include <Eigen/Core>
 
+#include "bullet/object_numbers.h"
+
 #include <BulletCollision/NarrowPhaseCollision/btManifoldPoint.h>
 
 #include <cstdint>
@@ -182,7 +184,7 @@ class TouchingPoints {
 
  private:
   std::vector<TouchingPoint> points_;
-  std::vector<int> slots_;  // by world array index: the walk's object numbers (proximity.cpp, ObjectNumbers)
+  ObjectNumbers objects_;  // the walk's object numbers, kept for their slot table
   int queries_ = 0;
   int closings_ = 0;
 };

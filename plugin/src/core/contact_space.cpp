@@ -35,6 +35,16 @@ void ContactSpace::build(const SparseRowMatrix& normals, const SparseColMatrix& 
   mark_.assign(scratch, -1);
   y_.clear(m_);
   w_.clear(m_);
+  // Upper bounds on the nonzeros of Y and W (repeats counted), for reserve.
+  std::size_t y_bound = 0, w_bound = 0;
+  for (int i = 0; i < m_; ++i)
+    for (SparseRowMatrix::InnerIterator jk(normals, i); jk; ++jk)
+      for (SparseColMatrix::InnerIterator mk(inverse_mass, jk.col()); mk; ++mk) {
+        ++y_bound;
+        w_bound += static_cast<std::size_t>(jt_.end(static_cast<int>(mk.row())) - jt_.begin(static_cast<int>(mk.row())));
+      }
+  y_.reserve(y_bound);
+  w_.reserve(w_bound);
   diag_.assign(m_, 0.0);
   diag_abs_.assign(m_, 0.0);
   for (int i = 0; i < m_; ++i) {

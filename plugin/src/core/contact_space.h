@@ -11,6 +11,7 @@
 
 #include <Eigen/Core>
 
+#include <cstddef>
 #include <vector>
 
 namespace simpact::internal {
@@ -25,6 +26,12 @@ struct SparseColumns {
     start.reserve(cols + 1);
     index.clear();
     value.clear();
+  }
+  /// Room for `nonzeros` entries: filling then touches each page once,
+  /// where growth by doubling copied every entry about once more.
+  void reserve(std::size_t nonzeros) {
+    index.reserve(nonzeros);
+    value.reserve(nonzeros);
   }
   int begin(int col) const { return start[col]; }
   int end(int col) const { return start[col + 1]; }
