@@ -681,7 +681,9 @@ TEST(SparseJointMetric, MatchesTheDenseMetricWhereItAcceptsTheRows) {
     SparseJointMetric sparse;
     const bool ok = sparse_joint_metric(blocks, g.sparseView(), velocity, offsets, columns, sparse);
     const bool redundant = std::string(named.name).find("redundant") != std::string::npos;
-    if (redundant) EXPECT_FALSE(ok) << "dependent rows must take the dense path";
+    if (redundant) {
+      EXPECT_FALSE(ok) << "dependent rows must take the dense path";
+    }
     if (!ok) continue;
     ++accepted;
     const JointMetric dense = joint_metric(m, g);
@@ -693,6 +695,63 @@ TEST(SparseJointMetric, MatchesTheDenseMetricWhereItAcceptsTheRows) {
     EXPECT_NEAR(sparse.demand, demand, kSparseMetricTolerance * std::max(1.0, demand));
   }
   EXPECT_GE(accepted, 5) << "the sparse route must accept the scenes without redundant rows";
+}
+
+// body_joint_metric (one body, on the stack) is joint_metric's algebra:
+// the same metric, split and demand on every one-body case, redundant rows
+// and rows on locked coordinates included. Eigen's fixed-size and general
+// kernels may order a product's sums differently: a few ulps of the
+// largest entry.
+TEST(BodyJointMetric, MatchesJointMetricOnOneBody) {
+  constexpr double kKernelOrder = 64 * std::numeric_limits<double>::epsilon();
+  std::mt19937 rng(20261127);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  const auto compare = [&](const Mat& m, const Mat& g, const char* what) {
+    ASSERT_EQ(m.rows(), 6);
+    ASSERT_LE(g.rows(), kBodyJointRows);
+    Vec velocity(6), offsets(g.rows());
+    for (Eigen::Index i = 0; i < 6; ++i) velocity[i] = uniform(rng);
+    for (Eigen::Index i = 0; i < offsets.size(); ++i) offsets[i] = uniform(rng);
+    const BodyJointMetric body =
+        body_joint_metric(m, BodyJointRows(g), Eigen::Matrix<double, 6, 1>(velocity), BodyJointOffsets(offsets));
+    const JointMetric dense = joint_metric(m, g);
+    const double scale = std::max(1.0, max_abs(m));
+    EXPECT_LE(max_abs(Mat(body.inverse_mass) - dense.inverse_mass), kKernelOrder * scale) << what;
+    EXPECT_EQ(Mat(body.inverse_mass), Mat(body.inverse_mass.transpose())) << what << ": exactly symmetric";
+    const Vec violating = dense.violating(g, velocity, offsets);
+    EXPECT_LE((Vec(body.violating) - violating).cwiseAbs().maxCoeff(),
+              kKernelOrder * std::max(1.0, violating.cwiseAbs().maxCoeff()))
+        << what;
+    const double demand = dense.reduce.rows() > 0 ? (dense.reduce * offsets).squaredNorm() : 0.0;
+    EXPECT_NEAR(body.demand, demand, kKernelOrder * std::max(1.0, demand)) << what;
+  };
+  int compared = 0;
+  for (const NamedScene& named : projection_scenes()) {
+    Scene s;
+    named.build(s);
+    const Mat m = s.inverse_mass();
+    const Mat g = s.rows();
+    if (m.rows() != 6 || g.rows() > kBodyJointRows) continue;
+    compare(m, g, named.name);
+    ++compared;
+  }
+  EXPECT_GE(compared, 2) << "the one-body scenes (p2p to the world, a rotation-locked hinge)";
+  // Random bodies: a full-rank set, two equal rows (rank-deficient), a row
+  // on a locked linear block (no reach), six rows.
+  for (int trial = 0; trial < 20; ++trial) {
+    Mat m = Mat::Zero(6, 6);
+    m.topLeftCorner<3, 3>() = (0.5 + 0.5 * std::abs(uniform(rng))) * Mat3::Identity();
+    const Mat3 a = Mat3::NullaryExpr([&]() { return uniform(rng); });
+    m.bottomRightCorner<3, 3>() = a * a.transpose() + 0.1 * Mat3::Identity();
+    const int count = 1 + trial % kBodyJointRows;
+    Mat g = Mat::NullaryExpr(count, 6, [&]() { return uniform(rng); });
+    if (count >= 2 && trial % 3 == 0) g.row(1) = g.row(0);
+    if (trial % 4 == 1) {
+      m.topLeftCorner<3, 3>().setZero();  // linear motion locked
+      g.row(0).tail<3>().setZero();       // this row reaches only the locked block
+    }
+    compare(m, g, "random");
+  }
 }
 
 TEST(ConstrainedInverseMass, RedundantRowsChangeNothing) {

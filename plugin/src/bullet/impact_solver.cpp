@@ -480,18 +480,51 @@ void assemble_metric(Impl& s, const std::vector<int>& members, const std::vector
   }
   std::vector<int>& place = s.place;  // body → index within its group
   place.assign(static_cast<size_t>(k), -1);
+  // The bodies of each group, in body order (a counting sort by root: one
+  // pass, where a scan of all k bodies per group was O(k²) on a cradle of
+  // k balls, each its own group).
+  std::vector<int> group_begin(static_cast<size_t>(k) + 1, 0), group_bodies(static_cast<size_t>(k));
+  std::vector<int> body_root(static_cast<size_t>(k));
+  for (int j = 0; j < k; ++j) {
+    body_root[static_cast<size_t>(j)] = internal::find_root(group, j);
+    ++group_begin[static_cast<size_t>(body_root[static_cast<size_t>(j)]) + 1];
+  }
+  for (int r = 0; r < k; ++r) group_begin[static_cast<size_t>(r) + 1] += group_begin[static_cast<size_t>(r)];
+  {
+    std::vector<int> fill(group_begin.begin(), group_begin.end() - 1);
+    for (int j = 0; j < k; ++j) group_bodies[static_cast<size_t>(fill[static_cast<size_t>(body_root[static_cast<size_t>(j)])]++)] = j;
+  }
   std::vector<int> bodies;
   for (size_t first = 0; first < order.size();) {
     const int root = row_root[static_cast<size_t>(order[first])];
     size_t last = first;
     while (last < order.size() && row_root[static_cast<size_t>(order[last])] == root) ++last;
-    bodies.clear();
-    for (int j = 0; j < k; ++j)
-      if (internal::find_root(group, j) == root) {
-        place[static_cast<size_t>(j)] = static_cast<int>(bodies.size());
-        bodies.push_back(j);
-      }
+    bodies.assign(group_bodies.begin() + group_begin[static_cast<size_t>(root)],
+                  group_bodies.begin() + group_begin[static_cast<size_t>(root) + 1]);
+    for (size_t q = 0; q < bodies.size(); ++q) place[static_cast<size_t>(bodies[q])] = static_cast<int>(q);
     const Eigen::Index c = static_cast<Eigen::Index>(bodies.size());
+    if (c == 1 && last - first <= static_cast<size_t>(internal::kBodyJointRows)) {
+      // One body under its own joints (a cradle's ball on its string): the
+      // same metric on the stack (body_joint_metric).
+      const int j = bodies.front();
+      const Eigen::Index count = static_cast<Eigen::Index>(last - first);
+      internal::BodyJointRows G = internal::BodyJointRows::Zero(count, 6);
+      internal::BodyJointOffsets offsets(count);
+      for (Eigen::Index i = 0; i < count; ++i) {
+        const internal::JointRow& g = rows.joint_rows[static_cast<size_t>(order[first + static_cast<size_t>(i)])];
+        if (g.a >= 0) G.row(i) += g.on_a;
+        if (g.b >= 0) G.row(i) += g.on_b;
+        offsets[i] = g.offset;
+      }
+      const internal::BodyJointMetric metric =
+          internal::body_joint_metric(block_of(j), G, rows.admissible.segment<6>(6 * j), offsets);
+      rows.admissible.segment<6>(6 * j) -= metric.violating;
+      for (int cc = 0; cc < 6; ++cc)
+        for (int rr = 0; rr < 6; ++rr) add_entry(6 * j + rr, 6 * j + cc, metric.inverse_mass(rr, cc));
+      if (speed > 0.0) rows.joint_demand += 0.5 * metric.demand;
+      first = last;
+      continue;
+    }
     Eigen::VectorXd velocity(6 * c);
     for (Eigen::Index q = 0; q < c; ++q)
       velocity.segment<6>(6 * q) = rows.admissible.segment<6>(6 * bodies[static_cast<size_t>(q)]);

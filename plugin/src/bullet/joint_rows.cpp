@@ -216,6 +216,97 @@ Eigen::VectorXd JointMetric::violating(const Eigen::MatrixXd& G, const Eigen::Ve
   return response * (reduce * drift);
 }
 
+namespace {
+
+// joint_metric for groups of at most MaxN coordinates and MaxRows joint rows
+// (Eigen::Dynamic: any). With fixed bounds every matrix lives on the stack
+// (body_joint_metric). Same arithmetic either way. `constrained` false: no
+// row constrains anything (W, reduce empty; M⁻¹_G = M⁻¹).
+template <int MaxN, int MaxRows>
+struct SizedJointMetric {
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, MaxN, MaxN> inverse_mass;
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, MaxN, MaxRows> response;
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, MaxRows, MaxRows> reduce;
+  bool constrained = false;
+};
+
+template <int MaxN, int MaxRows, class Mass, class Rows>
+SizedJointMetric<MaxN, MaxRows> joint_metric_sized(const Mass& inverse_mass, const Rows& G) {
+  using Index = Eigen::Index;
+  constexpr int kMaxHalves = MaxN == Eigen::Dynamic ? Eigen::Dynamic : MaxN / 3;
+  using VectorH = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, kMaxHalves, 1>;
+  using VectorR = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, MaxRows, 1>;
+  using IndexR = Eigen::Matrix<Index, Eigen::Dynamic, 1, 0, MaxRows, 1>;
+  using MatrixNN = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, MaxN, MaxN>;
+  using MatrixRN = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, MaxRows, MaxN>;
+  using MatrixNR = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, MaxN, MaxRows>;
+  using MatrixRR = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, MaxRows, MaxRows>;
+
+  SizedJointMetric<MaxN, MaxRows> metric;
+  const Index n = inverse_mass.rows();
+  metric.inverse_mass = inverse_mass;
+  // Reach of each row: Σ_b |G_i,b,lin|² μ_b,lin + |G_i,b,ang|² μ_b,ang, μ the
+  // largest diagonal entry of body b's linear / angular block
+  // (kJointRankTolerance). Rows with no reach touch only immobile DOFs and
+  // constrain nothing.
+  const Index bodies = n / 6;
+  VectorH mobility(2 * bodies);  // [lin_0, ang_0, lin_1, ang_1, …]
+  for (Index h = 0; h < 2 * bodies; ++h)
+    mobility[h] = std::max(0.0, inverse_mass.diagonal().segment(3 * h, 3).maxCoeff());
+  IndexR kept(G.rows());
+  VectorR scale(G.rows());
+  Index k = 0;
+  for (Index i = 0; i < G.rows(); ++i) {
+    double reach = 0.0;
+    for (Index h = 0; h < 2 * bodies; ++h) reach += G.row(i).segment(3 * h, 3).squaredNorm() * mobility[h];
+    if (reach > 0.0 && std::isfinite(reach)) {
+      kept[k] = i;
+      scale[k] = 1.0 / std::sqrt(reach);
+      ++k;
+    }
+  }
+  if (k == 0) return metric;
+
+  MatrixRN scaled(k, n);
+  for (Index r = 0; r < k; ++r) scaled.row(r) = G.row(kept[r]) * scale[r];
+  const MatrixNR mgt = metric.inverse_mass * scaled.transpose();  // M⁻¹Ĝᵀ, n×k
+  MatrixRR gram = scaled * mgt;                                    // Ĝ M⁻¹ Ĝᵀ
+  gram = (0.5 * (gram + gram.transpose())).eval();
+  const Eigen::SelfAdjointEigenSolver<MatrixRR> eigen(gram);
+  if (eigen.info() != Eigen::Success)
+    throw std::runtime_error("constrained_inverse_mass: eigen-decomposition failed");
+
+  // M⁻¹Gᵀ(G M⁻¹ Gᵀ)⁺G M⁻¹ = W Wᵀ with W = M⁻¹Ĝᵀ U_r Λ_r^{-1/2} over the kept
+  // eigenpairs (row scaling does not change the exact projection).
+  IndexR rank(k);
+  Index r_count = 0;
+  for (Index j = 0; j < k; ++j)
+    if (eigen.eigenvalues()[j] > kJointRankTolerance) rank[r_count++] = j;
+  if (r_count == 0) return metric;
+  metric.response.resize(n, r_count);
+  metric.reduce = MatrixRR::Zero(r_count, G.rows());
+  for (Index r = 0; r < r_count; ++r) {
+    const Index j = rank[r];
+    metric.response.col(r) = mgt * eigen.eigenvectors().col(j) / std::sqrt(eigen.eigenvalues()[j]);
+    for (Index q = 0; q < k; ++q)
+      metric.reduce(r, kept[q]) = eigen.eigenvectors()(q, j) * scale[q] / std::sqrt(eigen.eigenvalues()[j]);
+  }
+  MatrixNN& result = metric.inverse_mass;
+  result.noalias() -= metric.response * metric.response.transpose();
+  // Exact symmetry: both triangles get the same rounded mean.
+  for (Index j = 0; j < n; ++j) {
+    for (Index i = j + 1; i < n; ++i) {
+      const double mean = 0.5 * (result(i, j) + result(j, i));
+      result(i, j) = mean;
+      result(j, i) = mean;
+    }
+  }
+  metric.constrained = true;
+  return metric;
+}
+
+}  // namespace
+
 JointMetric joint_metric(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& G) {
   JointMetric metric;
   metric.inverse_mass = inverse_mass;
@@ -230,68 +321,28 @@ JointMetric joint_metric(const Eigen::MatrixXd& inverse_mass, const Eigen::Matri
                                 " columns, M⁻¹ " + std::to_string(n));
   if (n % 6 != 0)
     throw std::invalid_argument("constrained_inverse_mass: size is not 6 per body");
-
-  // Reach of each row: Σ_b |G_i,b,lin|² μ_b,lin + |G_i,b,ang|² μ_b,ang, μ the
-  // largest diagonal entry of body b's linear / angular block
-  // (kJointRankTolerance). Rows with no reach touch only immobile DOFs and
-  // constrain nothing.
-  const Eigen::Index bodies = n / 6;
-  Eigen::VectorXd mobility(2 * bodies);  // [lin_0, ang_0, lin_1, ang_1, …]
-  for (Eigen::Index h = 0; h < 2 * bodies; ++h)
-    mobility[h] = std::max(0.0, inverse_mass.diagonal().segment(3 * h, 3).maxCoeff());
-  std::vector<Eigen::Index> kept;
-  std::vector<double> scale;
-  for (Eigen::Index i = 0; i < G.rows(); ++i) {
-    double reach = 0.0;
-    for (Eigen::Index h = 0; h < 2 * bodies; ++h)
-      reach += G.row(i).segment(3 * h, 3).squaredNorm() * mobility[h];
-    if (reach > 0.0 && std::isfinite(reach)) {
-      kept.push_back(i);
-      scale.push_back(1.0 / std::sqrt(reach));
-    }
-  }
-  if (kept.empty()) return metric;
-
-  const Eigen::Index k = static_cast<Eigen::Index>(kept.size());
-  Eigen::MatrixXd scaled(k, n);
-  for (Eigen::Index r = 0; r < k; ++r) scaled.row(r) = G.row(kept[r]) * scale[r];
-  const Eigen::MatrixXd mgt = inverse_mass * scaled.transpose();  // M⁻¹Ĝᵀ, n×k
-  Eigen::MatrixXd gram = scaled * mgt;                             // Ĝ M⁻¹ Ĝᵀ
-  gram = (0.5 * (gram + gram.transpose())).eval();
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(gram);
-  if (eigen.info() != Eigen::Success)
-    throw std::runtime_error("constrained_inverse_mass: eigen-decomposition failed");
-
-  // M⁻¹Gᵀ(G M⁻¹ Gᵀ)⁺G M⁻¹ = W Wᵀ with W = M⁻¹Ĝᵀ U_r Λ_r^{-1/2} over the kept
-  // eigenpairs (row scaling does not change the exact projection).
-  std::vector<Eigen::Index> rank;
-  for (Eigen::Index j = 0; j < k; ++j)
-    if (eigen.eigenvalues()[j] > kJointRankTolerance) rank.push_back(j);
-  if (rank.empty()) return metric;
-  Eigen::MatrixXd w(n, static_cast<Eigen::Index>(rank.size()));
-  Eigen::MatrixXd reduce = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(rank.size()), G.rows());
-  for (std::size_t r = 0; r < rank.size(); ++r) {
-    const Eigen::Index j = rank[r];
-    w.col(static_cast<Eigen::Index>(r)) =
-        mgt * eigen.eigenvectors().col(j) / std::sqrt(eigen.eigenvalues()[j]);
-    for (Eigen::Index q = 0; q < k; ++q)
-      reduce(static_cast<Eigen::Index>(r), kept[static_cast<size_t>(q)]) =
-          eigen.eigenvectors()(q, j) * scale[static_cast<size_t>(q)] / std::sqrt(eigen.eigenvalues()[j]);
-  }
-  Eigen::MatrixXd result = inverse_mass;
-  result.noalias() -= w * w.transpose();
-  // Exact symmetry: both triangles get the same rounded mean.
-  for (Eigen::Index j = 0; j < n; ++j) {
-    for (Eigen::Index i = j + 1; i < n; ++i) {
-      const double mean = 0.5 * (result(i, j) + result(j, i));
-      result(i, j) = mean;
-      result(j, i) = mean;
-    }
-  }
-  metric.inverse_mass = std::move(result);
-  metric.response = std::move(w);
-  metric.reduce = std::move(reduce);
+  auto sized = joint_metric_sized<Eigen::Dynamic, Eigen::Dynamic>(inverse_mass, G);
+  if (!sized.constrained) return metric;
+  metric.inverse_mass = std::move(sized.inverse_mass);
+  metric.response = std::move(sized.response);
+  metric.reduce = std::move(sized.reduce);
   return metric;
+}
+
+BodyJointMetric body_joint_metric(const Eigen::Matrix<double, 6, 6>& inverse_mass, const BodyJointRows& G,
+                                  const Eigen::Matrix<double, 6, 1>& velocity, const BodyJointOffsets& offsets) {
+  if (offsets.size() != G.rows())
+    throw std::invalid_argument("body_joint_metric: " + std::to_string(offsets.size()) + " offsets for " +
+                                std::to_string(G.rows()) + " rows");
+  BodyJointMetric out;
+  const auto sized = joint_metric_sized<6, kBodyJointRows>(inverse_mass, G);
+  out.inverse_mass = sized.inverse_mass;
+  out.violating.setZero();
+  if (!sized.constrained) return out;
+  const BodyJointOffsets drift = G * velocity + offsets;
+  out.violating = sized.response * (sized.reduce * drift);
+  out.demand = (sized.reduce * offsets).squaredNorm();
+  return out;
 }
 
 Eigen::Matrix<double, 6, 6> body_inverse_mass(const btRigidBody& body) {

@@ -132,6 +132,26 @@ struct JointMetric {
 /// The metric and split above; throws as constrained_inverse_mass.
 JointMetric joint_metric(const Eigen::MatrixXd& inverse_mass, const Eigen::MatrixXd& G);
 
+/// At most kBodyJointRows joint rows on one body: body_joint_metric's case.
+inline constexpr int kBodyJointRows = 6;
+using BodyJointRows = Eigen::Matrix<double, Eigen::Dynamic, 6, Eigen::RowMajor, kBodyJointRows, 6>;
+using BodyJointOffsets = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, kBodyJointRows, 1>;
+
+/// joint_metric and its split for ONE body (6 coordinates) under at most
+/// kBodyJointRows rows G (to the world or to bodies outside the cluster: a
+/// cradle's ball on its string, a pendulum bob), every matrix on the stack:
+/// the same arithmetic as joint_metric, whose heap matrices and general
+/// kernels cost more than the algebra at this size. Gives M⁻¹_G, v_g of
+/// `velocity` with offsets c, and the demand ‖reduce · c‖². Throws as
+/// joint_metric.
+struct BodyJointMetric {
+  Eigen::Matrix<double, 6, 6> inverse_mass;  ///< M⁻¹_G, exactly symmetric
+  Eigen::Matrix<double, 6, 1> violating;     ///< v_g
+  double demand = 0.0;                       ///< ‖reduce · c‖²
+};
+BodyJointMetric body_joint_metric(const Eigen::Matrix<double, 6, 6>& inverse_mass, const BodyJointRows& G,
+                                  const Eigen::Matrix<double, 6, 1>& velocity, const BodyJointOffsets& offsets);
+
 /// The joint metric of a large joint-connected group, factorised sparsely:
 /// Ĝ (G's rows scaled to unit reach and selected as in joint_metric), the
 /// Gram matrix S = Ĝ M⁻¹ Ĝᵀ (block-tridiagonal for a chain) by Eigen's
