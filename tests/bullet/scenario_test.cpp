@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -124,6 +125,70 @@ std::vector<CradleCase> CradleCases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, Cradle, ::testing::ValuesIn(CradleCases()), CradleName);
+
+// The free chain laid along any line (CradleOptions::axis): the balls touch
+// as Bullet computes distances (place_along), and the outcome is the
+// cradle's along that line, every velocity component checked.
+struct AxisCase {
+  const char* name;
+  Eigen::Vector3d axis;
+  int incoming;
+  double gap;
+};
+
+void PrintTo(const AxisCase& c, std::ostream* os) { *os << c.name; }
+
+class ChainAlongAxis : public ::testing::TestWithParam<AxisCase> {};
+
+TEST_P(ChainAlongAxis, LastBallsLeaveAlongTheLine) {
+  const AxisCase& c = GetParam();
+  constexpr int kBalls = 7;
+  constexpr double kRate = 240.0;
+  scenes::WorldOptions options = SimpactWorld();
+  options.gravity = Eigen::Vector3d::Zero();
+  BulletWorld world(options);
+  scenes::CradleOptions chain;
+  chain.balls = kBalls;
+  chain.incoming = c.incoming;
+  chain.gap = c.gap;
+  chain.strings = false;
+  chain.axis = c.axis;
+  const scenes::Scene scene = scenes::newtons_cradle(world, chain);
+  const double energy_before = world.energy();
+  const int steps = static_cast<int>(std::ceil(scene.strike_time * kRate)) + 1;
+  world.step(1.0 / kRate, steps);
+  const double tolerance = kFreeVelocityTolerance + PositionRoundingVelocity(kRate);
+  for (int i = 0; i < kBalls; ++i) {
+    const Eigen::Vector3d expected = (i >= kBalls - c.incoming ? 1.0 : 0.0) * c.axis;
+    EXPECT_TRUE(VectorsNear(scenes::velocity(*scene.bodies[static_cast<size_t>(i)]), expected, tolerance, 0.0))
+        << "ball " << i;
+  }
+  EXPECT_GE(world.impacts(), 1);
+  EXPECT_NEAR(world.energy(), energy_before, kFreeEnergyTolerance * energy_before);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lines, ChainAlongAxis,
+    ::testing::Values(AxisCase{"x_touching", Eigen::Vector3d::UnitX(), 1, 0.0},
+                      AxisCase{"diagonal_touching", scenes::kDiagonal, 1, 0.0},
+                      AxisCase{"diagonal_two_in", scenes::kDiagonal, 2, 0.0},
+                      AxisCase{"diagonal_gap", scenes::kDiagonal, 1, 0.002},
+                      AxisCase{"minus_z_touching", -Eigen::Vector3d::UnitZ(), 1, 0.0},
+                      AxisCase{"oblique_two_in", Eigen::Vector3d(0.3, -0.5, 0.8).normalized(), 2, 0.0}),
+    [](const ::testing::TestParamInfo<AxisCase>& param_info) { return std::string(param_info.param.name); });
+
+TEST(ChainAlongAxis, RejectsAnAxisThatIsNoLineOfBalls) {
+  BulletWorld world(SimpactWorld());
+  scenes::CradleOptions chain;
+  chain.strings = false;
+  chain.axis = Eigen::Vector3d(1.0, 1.0, 0.0);  // not unit
+  EXPECT_THROW(scenes::newtons_cradle(world, chain), std::invalid_argument);
+  chain.axis = Eigen::Vector3d(std::nan(""), 0.0, 0.0);
+  EXPECT_THROW(scenes::newtons_cradle(world, chain), std::invalid_argument);
+  chain.strings = true;  // strings hang along y: the line must be horizontal
+  chain.axis = scenes::kDiagonal;
+  EXPECT_THROW(scenes::newtons_cradle(world, chain), std::invalid_argument);
+}
 
 // A ball dropped on the ground: each impact reverses the approach speed
 // times R (reported by the impact callback), and with R = 1 the bounce apex

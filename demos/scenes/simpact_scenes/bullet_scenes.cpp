@@ -67,6 +67,21 @@ BodyOptions dynamic_body(double mass, double restitution, bool free_on_line) {
   return body;
 }
 
+bool is_coordinate_axis(const Eigen::Vector3d& axis) {
+  return axis.cwiseAbs().maxCoeff() == 1.0 && axis.cwiseAbs().sum() == 1.0;
+}
+
+/// Bullet's factors scale each world coordinate, so they can hold a body to
+/// a coordinate axis only; on another line it moves freely (the impulses of
+/// a central chain keep it on the line up to rounding) and does not turn.
+void free_on(const Eigen::Vector3d& axis, BodyOptions& body) {
+  body.linear_factor = is_coordinate_axis(axis) ? Eigen::Vector3d(axis.cwiseAbs()) : Eigen::Vector3d::Ones();
+  body.angular_factor = Eigen::Vector3d::Zero();
+  body.never_sleep = true;
+}
+
+btVector3 to_bt(const Eigen::Vector3d& v) { return btVector3(btScalar(v.x()), btScalar(v.y()), btScalar(v.z())); }
+
 /// The largest coordinate x with x − previous ≤ distance in Bullet's
 /// arithmetic. Bullet only reports sphere–sphere contacts at distance ≤ 0,
 /// and i·d rounds either way (3 × 0.1 > 0.3 in double), so "touching"
@@ -78,6 +93,19 @@ double place_after(double previous, double distance) {
   btScalar x = base + limit;
   while (x - base > limit) x = std::nextafter(x, -std::numeric_limits<btScalar>::infinity());
   return double(x);
+}
+
+/// place_after along `axis` from the ball at `previous_s · axis`: the
+/// largest s with |s·axis − previous_s·axis| ≤ distance as Bullet computes
+/// it (btVector3 difference and length), so the two touch or overlap by a
+/// few ulps. Along +x it is place_after (√(d²) = |d| exactly in IEEE).
+double place_along(const Eigen::Vector3d& axis, double previous_s, double distance) {
+  const btVector3 base = to_bt(previous_s * axis);
+  const btScalar limit(distance);
+  double s = double(btScalar(previous_s) + limit);
+  while ((to_bt(s * axis) - base).length() > limit)
+    s = double(std::nextafter(btScalar(s), -std::numeric_limits<btScalar>::infinity()));
+  return s;
 }
 
 /// One 1 kg body at rest whose bottom (`half_height` below its centre) is
@@ -109,25 +137,30 @@ Scene newtons_cradle(BulletWorld& world, const CradleOptions& options) {
   require_positive(options.mass, "newtons_cradle mass");
   require(std::isfinite(options.gap) && options.gap >= 0.0, "newtons_cradle: gap must be >= 0");
   if (options.strings) require_positive(options.string_length, "newtons_cradle string_length");
+  const Eigen::Vector3d& axis = options.axis;
+  require(axis.allFinite() && std::abs(axis.norm() - 1.0) <= kAxisNormTolerance,
+          "newtons_cradle: axis must be a unit vector");
+  require(!options.strings || axis.y() == 0.0,
+          "newtons_cradle: with strings the axis must be horizontal (y = 0)");
   prepare(world, options.strings ? Gravity::kOn : Gravity::kOff);
 
   Scene scene;
   scene.strike_time = options.gap / options.speed;
   const double diameter = 2.0 * options.radius;
-  double previous_x = 0.0;  // of the previous ball
+  double s = 0.0;  // the ball's distance along the axis from ball 0 [m]
   for (int i = 0; i < options.balls; ++i) {
-    BodyOptions ball = dynamic_body(options.mass, options.restitution, !options.strings);
+    BodyOptions ball = dynamic_body(options.mass, options.restitution, false);
+    if (!options.strings) free_on(axis, ball);
     ball.friction = 0.0;
     ball.never_sleep = true;
-    if (i > 0) {
-      const double spacing = diameter + (i == options.incoming ? options.gap : 0.0);
-      ball.position.x() = place_after(previous_x, spacing);
-    }
-    previous_x = ball.position.x();
+    if (i > 0) s = place_along(axis, s, diameter + (i == options.incoming ? options.gap : 0.0));
+    ball.position = s * axis;
     if (i < options.incoming) {
-      ball.velocity.x() = options.speed;
-      // Swinging about the pivot: v = ω × (x − pivot) with x − pivot = −L ŷ.
-      if (options.strings) ball.angular_velocity.z() = options.speed / options.string_length;
+      ball.velocity = options.speed * axis;
+      // Swinging about the pivot: v = ω × (x − pivot) with x − pivot = −L ŷ,
+      // so ω = (speed / L) axis × ŷ.
+      if (options.strings)
+        ball.angular_velocity = (options.speed / options.string_length) * axis.cross(Eigen::Vector3d::UnitY());
     }
     btRigidBody* body = world.add_sphere(options.radius, ball);
     if (options.strings) {
@@ -138,8 +171,10 @@ Scene newtons_cradle(BulletWorld& world, const CradleOptions& options) {
   return scene;
 }
 
-Scene ball_chain(BulletWorld& world, int balls, double speed, double restitution) {
+Scene ball_chain(BulletWorld& world, int balls, double speed, double restitution,
+                 const Eigen::Vector3d& axis) {
   CradleOptions chain;
+  chain.axis = axis;
   chain.balls = balls;
   chain.speed = speed;
   chain.restitution = restitution;
