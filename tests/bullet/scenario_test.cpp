@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -587,6 +589,56 @@ TEST(Report, IndeterminacyOfTheCradleIsZero) {
   world.step(1.0 / 240.0, 10);
   ASSERT_FALSE(xi.empty());
   for (double x : xi) EXPECT_LE(x, kFreeVelocityTolerance);
+}
+
+// A default world (no on_impact) builds no per-contact report: the outcome
+// is bit for bit the observed world's, and ImpactStats still gives the
+// largest cluster: resolved (a chain) or over the Routh cap (a small wall
+// with a cap of 4 contacts, law auto).
+TEST(Report, UnobservedWorldsResolveAsObservedOnes) {
+  const auto run = [](bool observed, bool pile, std::vector<Eigen::Vector3d>& velocities,
+                      std::int64_t& largest_reported) {
+    scenes::WorldOptions options = SimpactWorld();
+    options.simpact.law = bullet::ImpactLaw::kAuto;
+    options.simpact.routh.max_contacts = 4;
+    largest_reported = 0;
+    if (observed)
+      options.simpact.on_impact = [&largest_reported](const bullet::ImpactReport& report) {
+        largest_reported = std::max<std::int64_t>(largest_reported, std::int64_t(report.contacts.size()));
+      };
+    BulletWorld world(options);
+    scenes::Scene scene;
+    if (pile) {
+      scenes::BoxPileOptions wall;
+      wall.columns = 3;
+      wall.layers = 2;
+      scene = scenes::box_pile(world, wall);
+      world.step(1.0 / 240.0, 120);
+    } else {
+      scene = scenes::ball_chain(world, 12, 1.0, 1.0, scenes::kDiagonal);
+      world.step(1.0 / 240.0, 3);
+    }
+    velocities.clear();
+    for (const btRigidBody* body : scene.bodies) velocities.push_back(scenes::velocity(*body));
+    return world.impact_solver()->stats();
+  };
+  for (const bool pile : {false, true}) {
+    std::vector<Eigen::Vector3d> seen, unseen;
+    std::int64_t reported = 0, unreported = 0;
+    const bullet::ImpactStats observed = run(true, pile, seen, reported);
+    const bullet::ImpactStats unobserved = run(false, pile, unseen, unreported);
+    ASSERT_EQ(seen.size(), unseen.size());
+    for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], unseen[i]) << (pile ? "wall" : "chain") << " body " << i;
+    EXPECT_EQ(unreported, 0);
+    EXPECT_EQ(observed.largest_cluster, reported) << "the stat is the largest report's contact count";
+    EXPECT_EQ(unobserved.largest_cluster, observed.largest_cluster);
+    if (pile) {
+      EXPECT_GT(observed.routh_oversized, 0) << "the wall must have clusters over the cap of 4";
+      EXPECT_GT(observed.largest_cluster, 4);
+    } else {
+      EXPECT_EQ(observed.largest_cluster, 11);  // every contact of the chain
+    }
+  }
 }
 
 }  // namespace

@@ -165,7 +165,8 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
         return false;
       }
       velocity = std::move(result.velocity);
-      for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = result.impulses[r];
+      if (report.contacts.size() == static_cast<size_t>(m))
+        for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = result.impulses[r];
       return true;
     };
     if (plan.law == PlannedLaw::kPasquero) {
@@ -201,7 +202,8 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
     const Outcome& outcome = result.outcomes.at(0);
     velocity = outcome.velocity;
     report.sequence = outcome.sequence;
-    for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = outcome.impulses[r];
+    if (report.contacts.size() == static_cast<size_t>(m))
+      for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = outcome.impulses[r];
     return true;
   }
   report.sample_seed = inputs.routh_seed;
@@ -228,7 +230,7 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
     return false;
   }
   velocity = outcome.velocity;
-  for (int r = 0; r < m; ++r) {
+  for (int r = 0; r < m && report.contacts.size() == static_cast<size_t>(m); ++r) {
     const size_t rr = static_cast<size_t>(r);
     ImpactReport::Contact& contact = report.contacts[rr];
     contact.impulse = outcome.normal_impulses[r];

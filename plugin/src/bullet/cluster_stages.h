@@ -27,6 +27,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <string>
@@ -139,7 +140,8 @@ struct LawInputs {
 /// routh_impacts, routh_lcps and, when the law's status is not kSuccess,
 /// fallbacks. Preconditions: plan.law is kPropagative, kRouth, kRouthRestitution,
 /// kVariational or kPasquero;
-/// report.contacts holds rows.contacts() entries, in row order; rows are
+/// report.contacts holds rows.contacts() entries, in row order, or none
+/// (nobody reads the report: the per-contact fields are skipped); rows are
 /// finite. May throw (the caller's cluster catch turns it into a fallback).
 bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSettings& settings,
                  const LawInputs& inputs, LawState& state, ImpactStats& stats, ImpactReport& report,
@@ -258,15 +260,20 @@ struct Assembly {
 /// Nothing is written to Bullet before apply(), and apply() checks before
 /// its first write, so a cluster that fails anywhere holds its pre-impact
 /// state. May throw (resolve_safely turns that into a fallback).
+/// `observed`: an on_impact callback will read the report, so its
+/// per-contact entries are built (one ImpactReport::Contact, ~0.3 kB, per
+/// contact: ~5 % of a 1000-contact impact step); without one they are left
+/// out and the report carries its cluster-level fields only.
 template <class Cluster>
 Resolution run_cluster(Cluster& cluster, const ImpactSettings& settings, LawState& law, ImpactStats& stats,
-                       ImpactReport& report) {
+                       ImpactReport& report, bool observed = true) {
   // Plan.
   ClusterPlan plan = cluster.plan();
   if (plan.law == PlannedLaw::kNone) return Resolution::kNone;  // the base solver's
   report_plan(settings, plan, cluster.candidates(), stats, report);
   if (plan.law == PlannedLaw::kBaseSolver) {
-    report.contacts = cluster.unresolved_contacts();
+    stats.largest_cluster = std::max<std::int64_t>(stats.largest_cluster, cluster.candidates());
+    if (observed) report.contacts = cluster.unresolved_contacts();
     return Resolution::kReported;
   }
   // Assemble.
@@ -279,9 +286,11 @@ Resolution run_cluster(Cluster& cluster, const ImpactSettings& settings, LawStat
   }
   const LawRows& rows = cluster.law_rows();
   const int m = rows.contacts();
-  const Eigen::VectorXd u = rows.normals * rows.admissible + rows.offsets;  // as resolved
-  report.contacts.reserve(static_cast<std::size_t>(m));
-  for (int r = 0; r < m; ++r) report.contacts.push_back(cluster.contact(r, -u[r]));
+  if (observed) {
+    const Eigen::VectorXd u = rows.normals * rows.admissible + rows.offsets;  // as resolved
+    report.contacts.reserve(static_cast<std::size_t>(m));
+    for (int r = 0; r < m; ++r) report.contacts.push_back(cluster.contact(r, -u[r]));
+  }
   if (!cluster.finite()) {
     report.status = Status::kInfeasible;
     add_message(report, "non-finite body state, metric or contact rows");
@@ -289,6 +298,7 @@ Resolution run_cluster(Cluster& cluster, const ImpactSettings& settings, LawStat
   }
   // Resolve.
   ++stats.impacts;  // handed to a law (ImpactStats::impacts)
+  stats.largest_cluster = std::max<std::int64_t>(stats.largest_cluster, m);
   report.energy_before = cluster.energy_before();
   const LawInputs inputs = cluster.law_inputs(plan);
   Eigen::VectorXd law_velocity;
@@ -317,7 +327,7 @@ Resolution resolve_safely(Cluster& cluster, const ImpactSettings& settings, LawS
   Resolution resolution = Resolution::kNone;
   try {
     try {
-      resolution = run_cluster(cluster, settings, law, stats, report);
+      resolution = run_cluster(cluster, settings, law, stats, report, static_cast<bool>(on_impact));
     } catch (const std::exception& e) {
       resolution = Resolution::kFailed;
       report.status = Status::kInfeasible;
@@ -330,7 +340,8 @@ Resolution resolve_safely(Cluster& cluster, const ImpactSettings& settings, LawS
     if (resolution == Resolution::kNone) return resolution;
     if (resolution == Resolution::kFailed) {
       cluster.failed();
-      mark_fallback(report, cluster.unresolved_contacts(), stats);
+      mark_fallback(report, on_impact ? cluster.unresolved_contacts() : std::vector<ImpactReport::Contact>{},
+                    stats);
     }
     if (!on_impact) return resolution;
     cluster.describe(report);

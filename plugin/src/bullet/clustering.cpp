@@ -13,10 +13,6 @@
 
 namespace simpact::bullet::internal {
 
-bool is_dynamic(const btRigidBody* body) {
-  return body != nullptr && !body->isStaticOrKinematicObject() && body->getInvMass() > 0;
-}
-
 double impact_threshold(double configured, double gravity, double h) {
   if (configured >= 0.0) return configured;
   return std::max(kThresholdGravitySteps * gravity * h, kMinimumImpactThreshold);

@@ -18,12 +18,12 @@
 
 #include <LinearMath/btVector3.h>
 #include <BulletDynamics/ConstraintSolver/btTypedConstraint.h>
+#include <BulletDynamics/Dynamics/btRigidBody.h>
 
 #include <cstdint>
 #include <vector>
 
 class btCollisionObject;
-class btRigidBody;
 class btManifoldPoint;
 
 namespace simpact::bullet::internal {
@@ -37,7 +37,10 @@ inline btVector3 to_bullet(const Eigen::Vector3d& v) {
 }
 
 /// A rigid body that moves under impulses: not static, not kinematic, m⁻¹ > 0.
-bool is_dynamic(const btRigidBody* body);
+/// Inline: every stage asks it of every point's two bodies.
+inline bool is_dynamic(const btRigidBody* body) {
+  return body != nullptr && !body->isStaticOrKinematicObject() && body->getInvMass() > 0;
+}
 
 /// The impact threshold [m/s] (ImpactSolverConfig::impact_threshold):
 /// `configured` when ≥ 0, else max(kThresholdGravitySteps·gravity·h,

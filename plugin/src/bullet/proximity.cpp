@@ -291,6 +291,30 @@ class BatchGraph {
 
 }  // namespace
 
+namespace {
+
+// Whether the walk below could query any pair of the batch: a manifold
+// with no point at distance ≤ 0 whose bodies' bounds are within the
+// largest tolerance any pair of the batch can have (gap_tolerance grows
+// with the breaking threshold, and bounds apart by more than the largest
+// are apart by more than any). Conservative per manifold (a pair's other
+// manifold may touch); when it says no, the walk would add nothing.
+bool any_pair_to_query(btPersistentManifold* const* manifolds, int num_manifolds, double strike_speed, double h) {
+  double breaking = 0.0;
+  for (int k = 0; k < num_manifolds; ++k)
+    breaking = std::max(breaking, double(manifolds[k]->getContactBreakingThreshold()));
+  const btScalar tolerance = btScalar(gap_tolerance(breaking, strike_speed, h));
+  if (!(tolerance >= 0)) return false;  // no pair's tolerance is either
+  for (int k = 0; k < num_manifolds; ++k) {
+    const btPersistentManifold* manifold = manifolds[k];
+    if (narrowphase_touches(PairManifolds{&manifolds[k], &manifolds[k] + 1})) continue;
+    if (!bounds_apart(manifold->getBody0(), manifold->getBody1(), tolerance)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 int TouchingPoints::find(btDispatcher& dispatcher, btPersistentManifold* const* manifolds, int num_manifolds,
                          const std::vector<const btCollisionObject*>& struck,
                          const std::vector<std::pair<const btCollisionObject*, const btCollisionObject*>>& touching,
@@ -299,6 +323,9 @@ int TouchingPoints::find(btDispatcher& dispatcher, btPersistentManifold* const* 
   points_.clear();
   queries_ = 0;
   closings_ = 0;
+  // Building the walk's graph was ~6 % of a struck chain's impact step,
+  // where every pair already touches by Bullet's own points.
+  if (!any_pair_to_query(manifolds, num_manifolds, strike_speed, h)) return 0;
   BatchGraph graph(objects_, manifolds, num_manifolds, touching);
   ObjectNumbers& objects = graph.objects();
   std::vector<char> visited;

@@ -73,8 +73,12 @@ enum class RestitutionCombiner {
 /// suits most scenes; on 10⁵ bodies placed along one line its tree
 /// degenerates and its first pair search runs for many minutes (seen
 /// in benchmark_scaling), where sweep-and-prune along the axes
-/// (bt32BitAxisSweep3 over ±kAxisSweepExtent m) finds each ball's two
-/// neighbours at once.
+/// (bt32BitAxisSweep3 over ±kAxisSweepExtent m, without Bullet's ray-cast
+/// accelerator: a second, DBVT, broadphase these worlds never query) finds
+/// each ball's two neighbours at once. Sweep-and-prune is quadratic where
+/// bodies share a bound along an axis (a row of balls at one height):
+/// adding them costs O(N²), stepping does not (BulletWorld adds each body
+/// with the bounds a step gives it).
 enum class Broadphase { kDbvt, kAxisSweep };
 /// Half extent of the axis-sweep broadphase's world box [m]: a chain of 10⁵
 /// balls of 0.1 m is 10⁴ m long; 32-bit quantization over 2·10⁵ m keeps
