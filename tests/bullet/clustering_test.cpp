@@ -36,9 +36,11 @@ struct FakeBatch {
   std::vector<std::pair<int, int>> points;
   int num_nodes() const { return static_cast<int>(nodes.size()); }
   int node(const btRigidBody* body) const {
+    ++lookups;
     const auto it = index.find(body);
     return it == index.end() ? -1 : it->second;
   }
+  mutable std::int64_t lookups = 0;  // node() calls, for the walk's cost
   void add(btRigidBody* body) {
     if (index.emplace(body, num_nodes()).second) nodes.push_back(body);
   }
@@ -57,6 +59,35 @@ struct Bodies {
     }
   }
 };
+
+// A chain of J bodies on J − 1 joints, touching nothing but the first
+// body, with its joints listed from the far end (Bullet hands joints over
+// sorted by island, in no particular order within one): every body is
+// pulled in, in one cluster, in walk order, and the walk asks O(J) node
+// lookups (repeated scans until nothing grew asked ~J²).
+TEST(Clustering, JointsPullInAChainListedFromItsFarEnd) {
+  constexpr int kBodies = 200;
+  Bodies b(kBodies);
+  FakeBatch batch;
+  batch.add(b.body[0].get());
+  batch.points = {{0, -1}};
+  std::vector<std::unique_ptr<btPoint2PointConstraint>> links;
+  for (int i = kBodies - 1; i >= 1; --i)
+    links.push_back(std::make_unique<btPoint2PointConstraint>(*b.body[static_cast<size_t>(i - 1)],
+                                                              *b.body[static_cast<size_t>(i)], btVector3(0.1, 0, 0),
+                                                              btVector3(-0.1, 0, 0)));
+  std::vector<btTypedConstraint*> joints;
+  for (const auto& link : links) joints.push_back(link.get());
+  internal::Clusters out;
+  internal::build_clusters(batch, joints.data(), static_cast<int>(joints.size()), out);
+  const std::int64_t lookups = batch.lookups;
+  ASSERT_EQ(out.num_nodes, kBodies);
+  for (int i = 0; i < kBodies; ++i) EXPECT_EQ(batch.node(b.body[static_cast<size_t>(i)].get()), i) << "walk order";
+  EXPECT_EQ(out.members[0].size(), static_cast<size_t>(kBodies));
+  // Per joint: two lookups in the scan, two more when each of its bodies
+  // is walked, two in the union pass.
+  EXPECT_LE(lookups, 8 * static_cast<std::int64_t>(joints.size()));
+}
 
 TEST(Clustering, UnionFindRootsAreTheLowestIndex) {
   std::vector<int> parent = {0, 1, 2, 3, 4};

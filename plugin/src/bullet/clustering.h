@@ -20,7 +20,9 @@
 #include <BulletDynamics/ConstraintSolver/btTypedConstraint.h>
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 class btCollisionObject;
@@ -136,26 +138,47 @@ struct Clusters {
 ///   int  num_points() const;
 ///   int  end_a(int point) const, end_b(int point) const;  // node, or −1 (immovable)
 /// First every enabled btTypedConstraint with exactly one body among the
-/// nodes pulls the other one in (repeatedly: a jointed chain of bodies that
-/// touch nothing, a pendulum's arm); then contacts between two nodes and
-/// enabled joints between two nodes unite them. Every point has at least one
-/// end that is a node.
+/// nodes pulls the other one in, and so on from each body pulled in (a
+/// jointed chain of bodies that touch nothing, a pendulum's arm): one scan
+/// of the joints in order, then breadth first from the bodies in the order
+/// they joined, each body's joints in order. Then contacts between two
+/// nodes and enabled joints between two nodes unite them. Every point has
+/// at least one end that is a node. O(J log J + points) for J joints
+/// (repeated scans until nothing grew were O(J²) on a chain whose joints
+/// Bullet hands over out of order, as it does after sorting them by island:
+/// 0.8 s of a 10⁴-link chain's impact step).
 template <class Graph>
 void build_clusters(Graph& graph, btTypedConstraint* const* constraints, int num_constraints,
                     Clusters& out) {
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (int k = 0; k < num_constraints; ++k) {
-      btTypedConstraint* joint = constraints[k];
-      if (!joint->isEnabled()) continue;
-      const bool has_a = graph.node(&joint->getRigidBodyA()) >= 0;
-      const bool has_b = graph.node(&joint->getRigidBodyB()) >= 0;
-      if (has_a == has_b) continue;
-      const int before = graph.num_nodes();
-      graph.add(&joint->getRigidBodyA());
-      graph.add(&joint->getRigidBodyB());
-      grew = grew || graph.num_nodes() != before;
-    }
+  // Each enabled joint under both its bodies, grouped by body (pointer
+  // order groups them; within a body, joint order), for the walk.
+  std::vector<std::pair<const btRigidBody*, int>> ends;
+  for (int k = 0; k < num_constraints; ++k) {
+    btTypedConstraint* joint = constraints[k];
+    if (!joint->isEnabled()) continue;
+    ends.emplace_back(&joint->getRigidBodyA(), k);
+    ends.emplace_back(&joint->getRigidBodyB(), k);
+  }
+  std::sort(ends.begin(), ends.end());
+  std::vector<btRigidBody*> pulled;  // bodies joints pulled in, in the order they joined
+  const auto pull = [&](int k) {
+    btTypedConstraint* joint = constraints[k];
+    btRigidBody* a = &joint->getRigidBodyA();
+    btRigidBody* b = &joint->getRigidBodyB();
+    const bool has_a = graph.node(a) >= 0;
+    const bool has_b = graph.node(b) >= 0;
+    if (has_a == has_b) return;
+    const int before = graph.num_nodes();
+    graph.add(a);
+    graph.add(b);
+    if (graph.num_nodes() != before) pulled.push_back(has_a ? b : a);
+  };
+  for (int k = 0; k < num_constraints; ++k)
+    if (constraints[k]->isEnabled()) pull(k);
+  for (size_t next = 0; next < pulled.size(); ++next) {
+    const btRigidBody* body = pulled[next];
+    auto it = std::lower_bound(ends.begin(), ends.end(), std::make_pair(body, -1));
+    for (; it != ends.end() && it->first == body; ++it) pull(it->second);
   }
   const int n = graph.num_nodes();
   out.num_nodes = n;
