@@ -177,7 +177,7 @@ const std::array<Family, 6> kFamilies = {{
        return simpact::scenes::billiard_break(world, rack);
      },
      energy_error},
-    {"joint_chain", {10, 30, 100, 300, 1000}, {10}, kSteps, simpact::scenes::Broadphase::kAxisSweep,
+    {"joint_chain", {10, 30, 100, 300, 1000, 3000, 10000}, {10}, kSteps, simpact::scenes::Broadphase::kAxisSweep,
      [](BulletWorld& world, int n) { return simpact::scenes::joint_chain(world, n); },
      [](const BulletWorld&, const Scene& scene, double) {
        const double links = double(scene.bodies.size() - 1);
