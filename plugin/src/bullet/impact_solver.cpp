@@ -798,6 +798,29 @@ Eigen::VectorXd separation_push(const Impl::Rows& rows, const Eigen::VectorXd& d
 // solver and separates the ones it leaves overlapping at position level
 // (core/separation.h). Returns false, writing nothing, when a velocity or
 // displacement it would write is not finite.
+//
+// n·(v_A(p_A) − v_B(p_B)) + b of each contact row under the cluster
+// velocities `v` (6 per member). Computed from the points, not as J v: J
+// leaves out the coordinates a body's factors lock (the law never changes
+// them), but a body a host set moving along one still moves there, and
+// whether a point is left separating must see it.
+Eigen::VectorXd normal_velocities(const Impl& s, const std::vector<int>& ids, const Eigen::VectorXd& v) {
+  const Impl::Rows& rows = s.rows;
+  Eigen::VectorXd u = rows.offsets;
+  const auto side = [&](int body, const btRigidBody* rigid, const btVector3& point, const Eigen::Vector3d& n) {
+    const Eigen::Index c = 6 * static_cast<Eigen::Index>(s.local[static_cast<size_t>(body)]);
+    const Eigen::Vector3d arm = to_eigen(point - rigid->getCenterOfMassPosition());
+    return n.dot(Eigen::Vector3d(v.segment<3>(c) + v.segment<3>(c + 3).cross(arm)));
+  };
+  for (int r = 0; r < rows.m; ++r) {
+    const Impl::Point& p = s.points[static_cast<size_t>(ids[static_cast<size_t>(r)])];
+    const Eigen::Vector3d n = to_eigen(p.point->m_normalWorldOnB);
+    if (p.a >= 0) u[r] += side(p.a, p.body_a, p.point->getPositionWorldOnA(), n);
+    if (p.b >= 0) u[r] -= side(p.b, p.body_b, p.point->getPositionWorldOnB(), n);
+  }
+  return u;
+}
+
 bool apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<int>& ids,
                    const Eigen::VectorXd& after, double threshold, double h, bool complete) {
   const Impl::Rows& rows = s.rows;
@@ -823,7 +846,7 @@ bool apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<i
   // every point.)
   const size_t hidden_before = s.hidden.size();
   const bool joints = rows.jointed();
-  const Eigen::VectorXd u_after = rows.normals * after + rows.offsets;
+  const Eigen::VectorXd u_after = normal_velocities(s, ids, after);
   Eigen::VectorXd depth(m);
   for (int r = 0; r < m; ++r) {
     const double u = u_after[r];
