@@ -327,7 +327,15 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
     const btRigidBody* body_b = btRigidBody::upcast(manifold->getBody1());
     if (!is_dynamic(body_a) && !is_dynamic(body_b)) continue;
     if (manifold->getNumContacts() == 0) continue;
-    const double threshold = impact_threshold(config, largest_gravity({body_a, body_b}), h);
+    // The manifold's impact threshold, computed for its first approaching
+    // point only (a resting pile's manifolds never need it).
+    bool threshold_known = false;
+    double threshold = 0.0;
+    const auto strike_threshold = [&]() {
+      if (!threshold_known) threshold = impact_threshold(config, largest_gravity({body_a, body_b}), h);
+      threshold_known = true;
+      return threshold;
+    };
     const auto velocity = [&](const btRigidBody* body, const btVector3& at) { return velocity_at(source, body, at); };
     for (int c = 0; c < manifold->getNumContacts(); ++c) {
       btManifoldPoint& p = manifold->getContactPoint(c);
@@ -336,7 +344,7 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
       if (!(gap <= config.touch_tolerance || (u < 0.0 && gap + u * h <= config.touch_tolerance)))
         continue;
       any_strike = any_strike ||
-                   (u < -threshold &&
+                   (u < 0.0 && u < -strike_threshold() &&
                     (p.m_combinedRestitution > 0 || rule.plastic ||
                      (rule.frictional && p.m_combinedFriction > 0)));
       s.points.push_back(manifold_point(manifold, k, c, u));
@@ -1436,10 +1444,13 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
     // be pushed apart by the base solver's Baumgarte term, feeding energy
     // into a motion that is already separating: the base solver sees no
     // overlap there.
+    // (The threshold is ≥ 0, so only separating overlaps need it: a resting
+    // pile's points skip its two gravity norms.)
     for (const Impl::Point& p : s.points) {
+      if (!(p.point->getDistance() < 0 && p.u > 0.0)) continue;
       const double threshold =
           impact_threshold(config_, largest_gravity({p.body_a, p.body_b}), double(info.m_timeStep));
-      if (p.point->getDistance() < 0 && p.u > threshold) internal::BaseSolverHandoff::show_overlap(*p.point, 0.0);
+      if (p.u > threshold) internal::BaseSolverHandoff::show_overlap(*p.point, 0.0);
     }
     if (any_strike) {
       add_touching_points(s, config_, manifolds, num_manifolds, info.m_timeStep, dispatcher);
