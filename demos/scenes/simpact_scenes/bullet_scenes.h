@@ -52,16 +52,18 @@ struct CradleOptions {
   double gap = 0.0;
   /// true: each ball hangs from a fixed pivot `string_length` above it on a
   /// point-to-point joint, gravity on; its initial angular velocity is the
-  /// swing's (speed / string_length about z). false: free on a line, gravity off.
+  /// swing's ((speed / string_length) axis × ŷ). false: free on the line,
+  /// gravity off, no turning; held to the line by Bullet's linear factor
+  /// when the line is a coordinate axis, by the central impacts otherwise.
   bool strings = true;
   double string_length = 1.0;  ///< [m]
   /// The line of the balls, from ball 0 (unit length within
   /// kAxisNormTolerance; horizontal, y = 0, with strings). +x by default.
-  /// A line along no coordinate axis, such as kDiagonal, keeps Bullet's
-  /// sweep-and-prune broadphase linear: along +x every ball shares its y
-  /// and z bounds with all others, and the first step's AABB update moves
-  /// each bound past all N others (O(N²): 1 s of the first step at 10⁴
-  /// balls, stock and simpact alike).
+  /// Along a coordinate axis every ball shares its bounds on the two other
+  /// axes with all the others, and Bullet's sweep-and-prune adds and removes
+  /// each ball past all of them: O(N²) to build and to destroy (minutes at
+  /// 10⁵ balls; stepping is linear). A line along no coordinate axis, such
+  /// as kDiagonal, keeps building linear too.
   Eigen::Vector3d axis = Eigen::Vector3d::UnitX();
 };
 
