@@ -609,6 +609,16 @@ void assemble_metric(Impl& s, const std::vector<int>& members, const std::vector
   internal::set_from_ordered_triplets(entries, 6 * k, 6 * k, rows.inverse_mass);
 }
 
+// Velocity of the material point of a cluster member (`body`, numbered as
+// in s.bodies) at world position `point` under the cluster velocities `v`
+// (6 per member, s.local order): v + ω × r.
+Eigen::Vector3d member_point_velocity(const Impl& s, const Eigen::VectorXd& v, int body, const btRigidBody* rigid,
+                                      const btVector3& point) {
+  const Eigen::Index c = 6 * static_cast<Eigen::Index>(s.local[static_cast<size_t>(body)]);
+  const Eigen::Vector3d arm = to_eigen(point - rigid->getCenterOfMassPosition());
+  return v.segment<3>(c) + v.segment<3>(c + 3).cross(arm);
+}
+
 // Rows and velocities of a cluster (impact_solver.h, stage 3): s.rows. With
 // `tangents`, also the Routh laws' tangent rows, offsets and μ. Velocities
 // and forces from `source`.
@@ -723,10 +733,7 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
   const Eigen::VectorXd u = rows.normals * rows.admissible + rows.offsets;
   const double approach = std::max(0.0, -u.minCoeff());
   const auto material_velocity = [&](int body, const btRigidBody* rigid, const btVector3& point) {
-    if (body < 0) return partner_velocity(rigid, point);
-    const Eigen::Index c = 6 * local[body];
-    const Eigen::Vector3d r = to_eigen(point - rigid->getCenterOfMassPosition());
-    return Eigen::Vector3d(rows.admissible.segment<3>(c) + rows.admissible.segment<3>(c + 3).cross(r));
+    return body < 0 ? partner_velocity(rigid, point) : member_point_velocity(s, rows.admissible, body, rigid, point);
   };
   for (int r = 0; r < m; ++r) {
     const auto& p = s.points[ids[r]];
@@ -801,12 +808,6 @@ Eigen::VectorXd separation_push(const Impl::Rows& rows, const Eigen::VectorXd& d
   return displacement;
 }
 
-// Writes v⁺ (`after`) back as v + (v⁺ − v*), hides the points it leaves
-// separating (all of them when the outcome is `complete`) from the base
-// solver and separates the ones it leaves overlapping at position level
-// (core/separation.h). Returns false, writing nothing, when a velocity or
-// displacement it would write is not finite.
-//
 // n·(v_A(p_A) − v_B(p_B)) + b of each contact row under the cluster
 // velocities `v` (6 per member). Computed from the points, not as J v: J
 // leaves out the coordinates a body's factors lock (the law never changes
@@ -815,20 +816,20 @@ Eigen::VectorXd separation_push(const Impl::Rows& rows, const Eigen::VectorXd& d
 Eigen::VectorXd normal_velocities(const Impl& s, const std::vector<int>& ids, const Eigen::VectorXd& v) {
   const Impl::Rows& rows = s.rows;
   Eigen::VectorXd u = rows.offsets;
-  const auto side = [&](int body, const btRigidBody* rigid, const btVector3& point, const Eigen::Vector3d& n) {
-    const Eigen::Index c = 6 * static_cast<Eigen::Index>(s.local[static_cast<size_t>(body)]);
-    const Eigen::Vector3d arm = to_eigen(point - rigid->getCenterOfMassPosition());
-    return n.dot(Eigen::Vector3d(v.segment<3>(c) + v.segment<3>(c + 3).cross(arm)));
-  };
   for (int r = 0; r < rows.m; ++r) {
     const Impl::Point& p = s.points[static_cast<size_t>(ids[static_cast<size_t>(r)])];
     const Eigen::Vector3d n = to_eigen(p.point->m_normalWorldOnB);
-    if (p.a >= 0) u[r] += side(p.a, p.body_a, p.point->getPositionWorldOnA(), n);
-    if (p.b >= 0) u[r] -= side(p.b, p.body_b, p.point->getPositionWorldOnB(), n);
+    if (p.a >= 0) u[r] += n.dot(member_point_velocity(s, v, p.a, p.body_a, p.point->getPositionWorldOnA()));
+    if (p.b >= 0) u[r] -= n.dot(member_point_velocity(s, v, p.b, p.body_b, p.point->getPositionWorldOnB()));
   }
   return u;
 }
 
+// Writes v⁺ (`after`) back as v + (v⁺ − v*), hides the points it leaves
+// separating (all of them when the outcome is `complete`) from the base
+// solver and separates the ones it leaves overlapping at position level
+// (core/separation.h). Returns false, writing nothing, when a velocity or
+// displacement it would write is not finite.
 bool apply_outcome(Impl& s, const std::vector<int>& members, const std::vector<int>& ids,
                    const Eigen::VectorXd& after, double threshold, double h, bool complete) {
   const Impl::Rows& rows = s.rows;
