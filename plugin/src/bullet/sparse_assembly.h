@@ -15,58 +15,14 @@
 
 namespace simpact::bullet::internal {
 
-/// `out` = the rows × cols matrix of `entries` (repeated positions summed),
-/// as Eigen's setFromTriplets. When the entries come grouped by outer index
-/// in increasing order (rows of a row-major `out`, columns of a
-/// column-major one), as the adapters emit contact rows and M⁻¹ blocks, the
-/// compressed arrays are filled in one pass, each short inner run sorted
-/// by insertion (stable, so repeats sum in the order given); otherwise
-/// setFromTriplets, which transposes through a second matrix. The result is
-/// the same either way: it is compressed, its inner indices increase, and
-/// each value is the sum in input order. Reorders `entries` within runs.
-template <class Sparse>
-void set_from_ordered_triplets(std::vector<Eigen::Triplet<double>>& entries, Eigen::Index rows,
-                               Eigen::Index cols, Sparse& out) {
-  using Triplet = Eigen::Triplet<double>;
-  constexpr bool kRowMajor = Sparse::IsRowMajor;
-  const auto outer = [](const Triplet& t) -> Eigen::Index { return kRowMajor ? t.row() : t.col(); };
-  const auto inner = [](const Triplet& t) -> Eigen::Index { return kRowMajor ? t.col() : t.row(); };
-  out.resize(rows, cols);
-  const bool ordered = std::is_sorted(entries.begin(), entries.end(), [&](const Triplet& a, const Triplet& b) {
-    return outer(a) < outer(b);
-  });
-  if (!ordered) {
-    out.setFromTriplets(entries.begin(), entries.end());
-    return;
-  }
-  out.reserve(static_cast<Eigen::Index>(entries.size()));
-  const Eigen::Index outer_size = kRowMajor ? rows : cols;
-  std::size_t e = 0;
-  for (Eigen::Index o = 0; o < outer_size; ++o) {
-    out.startVec(o);
-    const std::size_t begin = e;
-    while (e < entries.size() && outer(entries[e]) == o) ++e;
-    for (std::size_t i = begin + 1; i < e; ++i)  // insertion sort: runs of ≤ 12
-      for (std::size_t j = i; j > begin && inner(entries[j - 1]) > inner(entries[j]); --j)
-        std::swap(entries[j - 1], entries[j]);
-    for (std::size_t i = begin; i < e;) {
-      const Eigen::Index in = inner(entries[i]);
-      double value = 0.0;
-      while (i < e && inner(entries[i]) == in) value += entries[i++].value();
-      out.insertBack(kRowMajor ? o : in, kRowMajor ? in : o) = value;
-    }
-  }
-  out.finalize();
-}
-
 /// Fills a compressed sparse matrix one outer vector at a time, in order
 /// (rows of a row-major matrix, columns of a column-major one), straight
 /// into its arrays: no triplet list (16 bytes an entry, a page fault every
 /// 256 entries in a fresh process) and no transpose. add() buffers an
-/// entry of the current vector; next() closes it (entries sorted by inner
-/// index, stable, repeats summed in the order given, exact zeros kept out);
-/// finish() closes the rest. The result equals setFromTriplets on the same
-/// entries with the zeros left out.
+/// entry of the current vector, leaving exact zeros out; keep() buffers any
+/// value; next() closes the vector (entries sorted by inner index, stable,
+/// repeats summed in the order given); finish() closes the rest. The
+/// result equals setFromTriplets on the entries buffered.
 template <class Sparse>
 class OuterVectorWriter {
  public:
@@ -78,10 +34,12 @@ class OuterVectorWriter {
   OuterVectorWriter(const OuterVectorWriter&) = delete;
   OuterVectorWriter& operator=(const OuterVectorWriter&) = delete;
 
-  /// Entry (current vector, inner) += value.
+  /// Entry (current vector, inner) += value, unless value is 0.
   void add(Eigen::Index inner, double value) {
-    if (value != 0.0) buffer_.emplace_back(inner, value);
+    if (value != 0.0) keep(inner, value);
   }
+  /// Entry (current vector, inner) += value, stored even when 0.
+  void keep(Eigen::Index inner, double value) { buffer_.emplace_back(inner, value); }
   /// Closes the current outer vector and moves to the next.
   void next() {
     out_.startVec(outer_);
@@ -112,6 +70,39 @@ class OuterVectorWriter {
   Eigen::Index outer_ = 0;
   std::vector<std::pair<Eigen::Index, double>> buffer_;
 };
+
+/// `out` = the rows × cols matrix of `entries` (repeated positions summed),
+/// as Eigen's setFromTriplets. When the entries come grouped by outer index
+/// in increasing order (rows of a row-major `out`, columns of a
+/// column-major one), as the adapters emit contact rows and M⁻¹ blocks,
+/// an OuterVectorWriter fills the compressed arrays in one pass; otherwise
+/// setFromTriplets, which transposes through a second matrix. The result is
+/// the same either way: it is compressed, its inner indices increase, and
+/// each value is the sum in input order.
+template <class Sparse>
+void set_from_ordered_triplets(const std::vector<Eigen::Triplet<double>>& entries, Eigen::Index rows,
+                               Eigen::Index cols, Sparse& out) {
+  using Triplet = Eigen::Triplet<double>;
+  constexpr bool kRowMajor = Sparse::IsRowMajor;
+  const auto outer = [](const Triplet& t) -> Eigen::Index { return kRowMajor ? t.row() : t.col(); };
+  const bool ordered = std::is_sorted(entries.begin(), entries.end(), [&](const Triplet& a, const Triplet& b) {
+    return outer(a) < outer(b);
+  });
+  if (!ordered) {
+    out.resize(rows, cols);
+    out.setFromTriplets(entries.begin(), entries.end());
+    return;
+  }
+  OuterVectorWriter<Sparse> writer(out, rows, cols, static_cast<Eigen::Index>(entries.size()));
+  const Eigen::Index outer_size = kRowMajor ? rows : cols;
+  std::size_t e = 0;
+  for (Eigen::Index o = 0; o < outer_size; ++o) {
+    for (; e < entries.size() && outer(entries[e]) == o; ++e)
+      writer.keep(kRowMajor ? entries[e].col() : entries[e].row(), entries[e].value());
+    writer.next();
+  }
+  writer.finish();
+}
 
 /// w_r = J_r M⁻¹ J_rᵀ for every row r of `rows` (m × n), M⁻¹ symmetric
 /// (n × n, column-major): each row scattered into `scratch` (n entries,
