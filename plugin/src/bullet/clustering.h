@@ -21,6 +21,7 @@
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -119,6 +120,21 @@ RouthParameters routh_parameters(const RouthSettings& settings, std::uint64_t se
 // ── Clustering ──────────────────────────────────────────────────────────────
 
 int find_root(std::vector<int>& parent, int i);
+/// Compressed rows from (row, value) edges: row i's values are
+/// values[begin[i], begin[i + 1]), in edge order (a counting sort, linear
+/// in edges plus rows); rows no edge names are empty.
+template <class T>
+void compressed_rows(const std::vector<std::pair<int, T>>& edges, std::size_t rows, std::vector<int>& begin,
+                     std::vector<T>& values) {
+  begin.assign(rows + 1, 0);
+  for (const auto& edge : edges) ++begin[static_cast<std::size_t>(edge.first) + 1];
+  for (std::size_t i = 0; i < rows; ++i) begin[i + 1] += begin[i];
+  values.resize(edges.size());
+  std::vector<int> next(begin.begin(), begin.end() - 1);
+  for (const auto& edge : edges)
+    values[static_cast<std::size_t>(next[static_cast<std::size_t>(edge.first)]++)] = edge.second;
+}
+
 /// Joins the sets of a and b; the root is the lower index.
 void unite(std::vector<int>& parent, int a, int b);
 

@@ -488,20 +488,13 @@ void assemble_metric(Impl& s, const std::vector<int>& members, const std::vector
   }
   std::vector<int>& place = s.place;  // body → index within its group
   place.assign(static_cast<size_t>(k), -1);
-  // The bodies of each group, in body order (a counting sort by root: one
-  // pass, where a scan of all k bodies per group was O(k²) on a cradle of
+  // The bodies of each group, in body order, as rows by root (one counting
+  // sort, where a scan of all k bodies per group was O(k²) on a cradle of
   // k balls, each its own group).
-  std::vector<int> group_begin(static_cast<size_t>(k) + 1, 0), group_bodies(static_cast<size_t>(k));
-  std::vector<int> body_root(static_cast<size_t>(k));
-  for (int j = 0; j < k; ++j) {
-    body_root[static_cast<size_t>(j)] = internal::find_root(group, j);
-    ++group_begin[static_cast<size_t>(body_root[static_cast<size_t>(j)]) + 1];
-  }
-  for (int r = 0; r < k; ++r) group_begin[static_cast<size_t>(r) + 1] += group_begin[static_cast<size_t>(r)];
-  {
-    std::vector<int> fill(group_begin.begin(), group_begin.end() - 1);
-    for (int j = 0; j < k; ++j) group_bodies[static_cast<size_t>(fill[static_cast<size_t>(body_root[static_cast<size_t>(j)])]++)] = j;
-  }
+  std::vector<std::pair<int, int>> by_root(static_cast<size_t>(k));  // (root, body)
+  for (int j = 0; j < k; ++j) by_root[static_cast<size_t>(j)] = {internal::find_root(group, j), j};
+  std::vector<int> group_begin, group_bodies;
+  internal::compressed_rows(by_root, static_cast<size_t>(k), group_begin, group_bodies);
   std::vector<int> bodies;
   for (size_t first = 0; first < order.size();) {
     const int root = row_root[static_cast<size_t>(order[first])];

@@ -1,5 +1,6 @@
 #include "bullet/proximity.h"
 
+#include "bullet/clustering.h"
 #include "bullet/object_numbers.h"
 
 #include <BulletCollision/BroadphaseCollision/btCollisionAlgorithm.h>
@@ -16,7 +17,6 @@
 #include <functional>
 #include <limits>
 #include <stdexcept>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -204,7 +204,7 @@ class BatchGraph {
     std::vector<int> ends_begin;
     std::vector<std::pair<int, int>> ends_rows;
     const size_t n = static_cast<size_t>(objects_.size());
-    fill_rows(ends, n, ends_begin, ends_rows);
+    compressed_rows(ends, n, ends_begin, ends_rows);
     std::vector<int> first_of(count);  // by batch position: its pair's first batch position
     std::vector<int> stamp(n, -1), first_at(n, -1);
     for (size_t a = 0; a < n; ++a)
@@ -227,7 +227,7 @@ class BatchGraph {
     }
     std::vector<std::pair<int, btPersistentManifold*>> members(count);
     for (size_t k = 0; k < count; ++k) members[k] = {pair_of[k], manifolds[k]};
-    fill_rows(members, first_manifold_.size(), manifold_begin_, pair_manifolds_);
+    compressed_rows(members, first_manifold_.size(), manifold_begin_, pair_manifolds_);
 
     std::vector<std::pair<int, int>> pair_edges;
     pair_edges.reserve(2 * first_manifold_.size());
@@ -245,8 +245,8 @@ class BatchGraph {
       join_edges.emplace_back(a, b);
       join_edges.emplace_back(b, a);
     }
-    fill_rows(pair_edges, static_cast<size_t>(objects_.size()), pairs_begin_, pairs_);
-    fill_rows(join_edges, static_cast<size_t>(objects_.size()), joined_begin_, joined_);
+    compressed_rows(pair_edges, static_cast<size_t>(objects_.size()), pairs_begin_, pairs_);
+    compressed_rows(join_edges, static_cast<size_t>(objects_.size()), joined_begin_, joined_);
   }
 
   ObjectNumbers& objects() { return objects_; }
@@ -261,18 +261,8 @@ class BatchGraph {
   PairManifolds manifolds_of(int p) const { return row(pair_manifolds_, manifold_begin_, p); }
 
  private:
-  // Compressed rows from (row, value) edges, each row in edge order. Rows
-  // past those of the edges' objects (objects only `struck` names) are empty.
-  template <class T>
-  static void fill_rows(const std::vector<std::pair<int, T>>& edges, size_t rows, std::vector<int>& begin,
-                        std::vector<T>& values) {
-    begin.assign(rows + 1, 0);
-    for (const auto& edge : edges) ++begin[static_cast<size_t>(edge.first) + 1];
-    for (size_t i = 0; i < rows; ++i) begin[i + 1] += begin[i];
-    values.resize(edges.size());
-    std::vector<int> next(begin.begin(), begin.end() - 1);
-    for (const auto& edge : edges) values[static_cast<size_t>(next[static_cast<size_t>(edge.first)]++)] = edge.second;
-  }
+  // Rows are compressed_rows (clustering.h); a row past those built (an
+  // object only `struck` names) is empty.
   template <class T>
   static Range<T> row(const std::vector<T>& values, const std::vector<int>& begin, int i) {
     if (static_cast<size_t>(i) + 1 >= begin.size()) return {};
@@ -288,10 +278,6 @@ class BatchGraph {
   std::vector<int> joined_begin_;                      // object rows of joined_
   std::vector<int> joined_;
 };
-
-}  // namespace
-
-namespace {
 
 // Whether the walk below could query any pair of the batch: a manifold
 // with no point at distance ≤ 0 whose bodies' bounds are within the
