@@ -152,6 +152,8 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
                  const LawInputs& inputs, LawState& state, ImpactStats& stats, ImpactReport& report,
                  Eigen::VectorXd& velocity) {
   const int m = rows.contacts();
+  // The per-contact report entries exist only when a callback reads them.
+  const bool per_contact = report.contacts.size() == static_cast<size_t>(m);
   if (plan.law == PlannedLaw::kVariational || plan.law == PlannedLaw::kPasquero) {
     // The elastic laws of variational.h and pasquero.h (validation off: the
     // rows are checked by the adapters).
@@ -165,7 +167,7 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
         return false;
       }
       velocity = std::move(result.velocity);
-      if (report.contacts.size() == static_cast<size_t>(m))
+      if (per_contact)
         for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = result.impulses[r];
       return true;
     };
@@ -202,7 +204,7 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
     const Outcome& outcome = result.outcomes.at(0);
     velocity = outcome.velocity;
     report.sequence = outcome.sequence;
-    if (report.contacts.size() == static_cast<size_t>(m))
+    if (per_contact)
       for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = outcome.impulses[r];
     return true;
   }
@@ -230,7 +232,7 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
     return false;
   }
   velocity = outcome.velocity;
-  for (int r = 0; r < m && report.contacts.size() == static_cast<size_t>(m); ++r) {
+  for (int r = 0; per_contact && r < m; ++r) {
     const size_t rr = static_cast<size_t>(r);
     ImpactReport::Contact& contact = report.contacts[rr];
     contact.impulse = outcome.normal_impulses[r];
