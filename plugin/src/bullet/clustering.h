@@ -166,16 +166,6 @@ struct Clusters {
 template <class Graph>
 void build_clusters(Graph& graph, btTypedConstraint* const* constraints, int num_constraints,
                     Clusters& out) {
-  // Each enabled joint under both its bodies, grouped by body (pointer
-  // order groups them; within a body, joint order), for the walk.
-  std::vector<std::pair<const btRigidBody*, int>> ends;
-  for (int k = 0; k < num_constraints; ++k) {
-    btTypedConstraint* joint = constraints[k];
-    if (!joint->isEnabled()) continue;
-    ends.emplace_back(&joint->getRigidBodyA(), k);
-    ends.emplace_back(&joint->getRigidBodyB(), k);
-  }
-  std::sort(ends.begin(), ends.end());
   std::vector<btRigidBody*> pulled;  // bodies joints pulled in, in the order they joined
   const auto pull = [&](int k) {
     btTypedConstraint* joint = constraints[k];
@@ -189,8 +179,18 @@ void build_clusters(Graph& graph, btTypedConstraint* const* constraints, int num
     graph.add(b);
     if (graph.num_nodes() != before) pulled.push_back(has_a ? b : a);
   };
-  for (int k = 0; k < num_constraints; ++k)
-    if (constraints[k]->isEnabled()) pull(k);
+  // The scan in joint order; each enabled joint also filed under both its
+  // bodies (pointer order groups them; within a body, joint order) for the
+  // walk from the bodies pulled in.
+  std::vector<std::pair<const btRigidBody*, int>> ends;
+  for (int k = 0; k < num_constraints; ++k) {
+    btTypedConstraint* joint = constraints[k];
+    if (!joint->isEnabled()) continue;
+    ends.emplace_back(&joint->getRigidBodyA(), k);
+    ends.emplace_back(&joint->getRigidBodyB(), k);
+    pull(k);
+  }
+  std::sort(ends.begin(), ends.end());
   for (size_t next = 0; next < pulled.size(); ++next) {
     const btRigidBody* body = pulled[next];
     auto it = std::lower_bound(ends.begin(), ends.end(), std::make_pair(body, -1));
