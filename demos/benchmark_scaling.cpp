@@ -1,5 +1,5 @@
 // How simpact's cost grows with the size of an impact, next to Bullet's stock
-// SI in the same run (issue "Scale"). Five families of shared scenes
+// SI in the same run (issue "Scale"). Six families of shared scenes
 // (simpact_scenes/bullet_scenes.h), each at sizes over several decades:
 //   chain        touching elastic chain of N free balls struck at one end
 //                (ball_chain), laid along the diagonal (1, 1, 1)/√3 so that

@@ -54,19 +54,6 @@ btRigidBody* add_ground(BulletWorld& world) {
   return world.add_plane(Eigen::Vector3d::UnitY(), 0.0, ground);
 }
 
-/// A dynamic body of the scene, moving along x only when `free_on_line`.
-BodyOptions dynamic_body(double mass, double restitution, bool free_on_line) {
-  BodyOptions body;
-  body.mass = mass;
-  body.restitution = restitution;
-  if (free_on_line) {
-    body.linear_factor = Eigen::Vector3d::UnitX();
-    body.angular_factor = Eigen::Vector3d::Zero();
-    body.never_sleep = true;
-  }
-  return body;
-}
-
 bool is_coordinate_axis(const Eigen::Vector3d& axis) {
   return axis.cwiseAbs().maxCoeff() == 1.0 && axis.cwiseAbs().sum() == 1.0;
 }
@@ -80,32 +67,35 @@ void free_on(const Eigen::Vector3d& axis, BodyOptions& body) {
   body.never_sleep = true;
 }
 
-btVector3 to_bt(const Eigen::Vector3d& v) { return btVector3(btScalar(v.x()), btScalar(v.y()), btScalar(v.z())); }
-
-/// The largest coordinate x with x − previous ≤ distance in Bullet's
-/// arithmetic. Bullet only reports sphere–sphere contacts at distance ≤ 0,
-/// and i·d rounds either way (3 × 0.1 > 0.3 in double), so "touching"
-/// balls placed naively may be 1 ulp apart and never touch; this makes them
-/// touch or overlap by at most 1 ulp.
-double place_after(double previous, double distance) {
-  const btScalar base(previous);
-  const btScalar limit(distance);
-  btScalar x = base + limit;
-  while (x - base > limit) x = std::nextafter(x, -std::numeric_limits<btScalar>::infinity());
-  return double(x);
+/// A dynamic body of the scene, moving along x only when `free_on_line`.
+BodyOptions dynamic_body(double mass, double restitution, bool free_on_line) {
+  BodyOptions body;
+  body.mass = mass;
+  body.restitution = restitution;
+  if (free_on_line) free_on(Eigen::Vector3d::UnitX(), body);
+  return body;
 }
 
-/// place_after along `axis` from the ball at `previous_s · axis`: the
-/// largest s with |s·axis − previous_s·axis| ≤ distance as Bullet computes
-/// it (btVector3 difference and length), so the two touch or overlap by a
-/// few ulps. Along +x it is place_after (√(d²) = |d| exactly in IEEE).
+/// The largest s with |s·axis − previous_s·axis| ≤ distance as Bullet
+/// computes it (btVector3 difference and length), from s = previous_s +
+/// distance down an ulp at a time. Bullet only reports sphere–sphere
+/// contacts at distance ≤ 0, and i·d rounds either way (3 × 0.1 > 0.3 in
+/// double), so "touching" balls placed naively may be 1 ulp apart and
+/// never touch; this makes them touch or overlap by a few ulps.
 double place_along(const Eigen::Vector3d& axis, double previous_s, double distance) {
-  const btVector3 base = to_bt(previous_s * axis);
+  const btVector3 base = to_bullet(previous_s * axis);
   const btScalar limit(distance);
   double s = double(btScalar(previous_s) + limit);
-  while ((to_bt(s * axis) - base).length() > limit)
+  while ((to_bullet(s * axis) - base).length() > limit)
     s = double(std::nextafter(btScalar(s), -std::numeric_limits<btScalar>::infinity()));
   return s;
+}
+
+/// place_along +x: the largest x with x − previous ≤ distance in Bullet's
+/// arithmetic (√(d²) = |d| exactly in IEEE), touching or overlapping by at
+/// most 1 ulp.
+double place_after(double previous, double distance) {
+  return place_along(Eigen::Vector3d::UnitX(), previous, distance);
 }
 
 /// One 1 kg body at rest whose bottom (`half_height` below its centre) is
