@@ -365,8 +365,11 @@ struct RouthSampler::Workspace {
   void solve(const Impl& s, const Eigen::VectorXd& rhs, internal::LcpResult& r) {
     if (s.box) {
       // From the warm state, then once from a cold start (a warm state far
-      // from this increment's solution can stall the pivoting).
-      for (int attempt = 0; attempt < 2; ++attempt) {
+      // from this increment's solution can stall the pivoting) unless the
+      // first attempt started cold: the solve is deterministic, a second
+      // cold start would repeat it step for step.
+      const int attempts = box.warm() ? 2 : 1;
+      for (int attempt = 0; attempt < attempts; ++attempt) {
         if (attempt == 1) box.reset();
         if (box.solve(rhs, r.z)) {
           increment_w(s.space, r.z, rhs, r.w);

@@ -81,6 +81,7 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
   const FrictionalSpace& sp = *space_;
   const int m = m_;
   rounds_ = steps_ = 0;
+  warm_ = true;
   for (int i = 0; i < m; ++i) {
     cap_[i] = std::max(q[i], 0.0);
     q_[per_ * i] = q[m + sp.normal_row(i)];

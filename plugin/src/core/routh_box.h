@@ -102,7 +102,13 @@ class RouthBoxIncrement {
              const Eigen::VectorXd& velocity_scale, double impulse_scale);
 
   /// Forgets the warm state (start of a sample).
-  void reset() { qp_.reset(); }
+  void reset() {
+    qp_.reset();
+    warm_ = false;
+  }
+  /// True once a solve has left a warm state (false after reset()): a solve
+  /// that failed from a cold start would fail the same way again.
+  bool warm() const { return warm_; }
 
   /// Solves the increment LCP with right-hand side `q` in the layout of
   /// routh.h (q[0, m): caps λ_max; q[m, m + m(1+d)): the velocity rows
@@ -131,6 +137,7 @@ class RouthBoxIncrement {
   Eigen::VectorXd bound_, relaxation_, last_move_;  // staggered friction bounds c_i
   Eigen::VectorXd tied_;  // exact tied solution of the last box solve's active set
   bool tied_valid_ = false;
+  bool warm_ = false;
   int rounds_ = 0, steps_ = 0;
 };
 
