@@ -657,6 +657,25 @@ TEST(RouthCap, OversizedClustersAreLeftToTheBaseSolverAndReported) {
   EXPECT_EQ(stats.impacts, 0);
 }
 
+// The reports of a column of 4 boxes (half extents 0.5 × 0.25 × 0.5 m)
+// dropped under law routh with the cap raised to its 16 corners, over
+// kMaxDropSteps steps or, with `first_only`, until the first impact.
+std::vector<ImpactReport> column_drop(std::uint64_t seed, simpact::AutomaticStep rule, bool first_only) {
+  scenes::WorldOptions options = RouthWorld(ImpactLaw::kRouth);
+  options.simpact.routh.max_contacts = 16;
+  options.simpact.routh.automatic_step = rule;
+  options.simpact.seed = seed;
+  std::vector<ImpactReport> reports;
+  options.simpact.on_impact = [&](const ImpactReport& r) { reports.push_back(r); };
+  BulletWorld world(options);
+  scenes::BoxDropOptions drop;
+  drop.half_extents = Eigen::Vector3d(0.5, 0.25, 0.5);
+  drop.boxes = 4;
+  scenes::box_drop(world, drop);
+  for (int step = 0; step < kMaxDropSteps && !(first_only && !reports.empty()); ++step) world.step(kStep);
+  return reports;
+}
+
 // A raised cap: a column of four boxes lands as one cluster of 16
 // redundant corner contacts (increment LCPs of 112 variables). Before
 // Lemke's retries (core/lcp.h) 5 of 23 such impacts over 5 seeds reported
@@ -670,17 +689,7 @@ TEST(RouthCap, OversizedClustersAreLeftToTheBaseSolverAndReported) {
 TEST(RouthCap, RaisedCapColumnOfBoxesLandsWithoutLcpFailure) {
   for (std::uint64_t seed = 0; seed < 5; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    scenes::WorldOptions options = RouthWorld(ImpactLaw::kRouth);
-    options.simpact.routh.max_contacts = 16;
-    options.simpact.seed = seed;
-    std::vector<ImpactReport> reports;
-    options.simpact.on_impact = [&](const ImpactReport& r) { reports.push_back(r); };
-    BulletWorld world(options);
-    scenes::BoxDropOptions drop;
-    drop.half_extents = Eigen::Vector3d(0.5, 0.25, 0.5);
-    drop.boxes = 4;
-    scenes::box_drop(world, drop);
-    for (int step = 0; step < kMaxDropSteps; ++step) world.step(kStep);
+    const std::vector<ImpactReport> reports = column_drop(seed, simpact::AutomaticStep::kAutomatic, false);
     size_t largest = 0;
     for (const ImpactReport& r : reports) {
       largest = std::max(largest, r.contacts.size());
@@ -695,6 +704,37 @@ TEST(RouthCap, RaisedCapColumnOfBoxesLandsWithoutLcpFailure) {
     }
     EXPECT_EQ(largest, 16u) << "the column lands as one cluster";
   }
+}
+
+// RouthSettings::automatic_step reaches the sampler (routh.h, "Automatic
+// step"): a column of 4 boxes landing (16 corners in series). Up to the
+// landing both worlds are the same, so their first impact is the same
+// problem: the simultaneous rule (kAutomatic above kLemkeIncrementContacts)
+// takes a larger h and fewer increments, and still lands the column.
+TEST(RouthAutomaticStep, ColumnLandsInFewerIncrementsWithTheSimultaneousStep) {
+  const auto landing = [](simpact::AutomaticStep rule, std::uint64_t seed) {
+    const std::vector<ImpactReport> reports = column_drop(seed, rule, true);
+    EXPECT_FALSE(reports.empty());
+    return reports.empty() ? ImpactReport{} : reports.front();
+  };
+  int lcps[2] = {0, 0};
+  for (std::uint64_t seed = 0; seed < 3; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const ImpactReport single = landing(simpact::AutomaticStep::kSingleContact, seed);
+    const ImpactReport automatic = landing(simpact::AutomaticStep::kAutomatic, seed);
+    const ImpactReport simultaneous = landing(simpact::AutomaticStep::kSimultaneous, seed);
+    ASSERT_EQ(single.contacts.size(), 16u);
+    EXPECT_EQ(automatic.step, simultaneous.step);
+    EXPECT_GT(automatic.step, 1.5 * single.step);
+    for (const ImpactReport* r : {&single, &automatic}) {
+      EXPECT_EQ(r->law, bullet::AppliedLaw::kRouth) << r->message;
+      EXPECT_TRUE(r->terminated || !kDoublePrecision) << r->message;
+      EXPECT_LE(r->energy_after, r->energy_before + kEnergyRounding);
+    }
+    lcps[0] += single.lcps;
+    lcps[1] += automatic.lcps;
+  }
+  EXPECT_LT(lcps[1], lcps[0]) << "single-contact " << lcps[0] << " LCPs, simultaneous " << lcps[1];
 }
 
 TEST(RouthCap, AutoTakesThePropagativeLawForLivelyOversizedClusters) {

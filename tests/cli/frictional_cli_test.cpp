@@ -221,6 +221,21 @@ TEST(CliRouth, AutomaticStepIsTwiceTheLargestStoppingImpulse) {
   EXPECT_NEAR(resolve_ok(rolling_ball("routh", 0.5))["step"].get<double>(), 2.0, kLemke);
 }
 
+TEST(CliRouth, AutomaticStepRuleIsRead) {
+  // routh.h, "Automatic step": the two stacked boxes landing (four
+  // contacts, only the two ground corners approaching). The simultaneous
+  // impact's ground impulses stop both boxes, more than a corner alone
+  // stops; automatic is the single-contact rule at four contacts.
+  Json input = load_data("box_stack_routh.json");
+  input["automatic_step"] = "single_contact";
+  const double single = resolve_ok(input)["step"].get<double>();
+  input["automatic_step"] = "simultaneous";
+  const double simultaneous = resolve_ok(input)["step"].get<double>();
+  input["automatic_step"] = "automatic";
+  EXPECT_EQ(resolve_ok(input)["step"].get<double>(), single);
+  EXPECT_GT(simultaneous, 1.5 * single);
+}
+
 TEST(CliRouth, RestitutionIsStrongesOnTheRollingBall) {
   // Unit ball, I = 0.4, approach 1, slip 1, μ = 0.5: the slip stops in
   // compression (μ·1 > 2/7) and stays stopped; the contact is collinear, so
@@ -764,6 +779,10 @@ INSTANTIATE_TEST_SUITE_P(
                    R"("trajectory" needs a single sample)"),
         block_with("StepFactorWithAStep", R"({"automatic_step_factor": 3})",
                    R"("automatic_step_factor" applies only to the automatic step)"),
+        block_with("AutomaticStepWithAStep", R"({"automatic_step": "simultaneous"})",
+                   R"("automatic_step" applies only to the automatic step)"),
+        block_with("UnknownAutomaticStep", R"({"step": null, "automatic_step": "cluster"})",
+                   R"("automatic_step" must be one of: automatic, single_contact, simultaneous (got "cluster"))"),
         block_with("ZeroStepFactor", R"({"step": null, "automatic_step_factor": 0})",
                    R"("automatic_step_factor" must be > 0 (got 0.0))"),
         block_with("OrderForRouth", R"({"order": [0, 1]})",

@@ -339,6 +339,8 @@ TEST(CliScene, RouthOutcomeIsReproducibleFromTheSeed) {
             1);
   // Box pivoting resolves the same four-corner landing (routh.h, "LCP solvers").
   EXPECT_GE(Json::parse(box_drop_output(3, {{"increment_solver", "box_pivoting"}}))["routh_impacts"].get<int>(), 1);
+  // The automatic step's rule is read (its effect: routh_cluster_test.cpp).
+  EXPECT_GE(Json::parse(box_drop_output(3, {{"automatic_step", "simultaneous"}}))["routh_impacts"].get<int>(), 1);
 }
 
 struct Malformed {
@@ -429,6 +431,9 @@ TEST(CliScene, MalformedScenesExit2NamingTheKey) {
       {"unknown increment solver",
        [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"increment_solver", "pgs"}}}}; },
        R"("increment_solver" must be one of: automatic, lemke, box_pivoting)"},
+      {"unknown automatic step",
+       [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"automatic_step", "cluster"}}}}; },
+       R"("automatic_step" must be one of: automatic, single_contact, simultaneous)"},
       {"zero max_contacts",
        [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"max_contacts", 0}}}}; },
        R"("max_contacts" must be an integer >= 1)"},

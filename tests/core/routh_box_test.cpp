@@ -227,6 +227,9 @@ TEST(RouthBoxPivoting, AnitescuPotraFallbackEndsTheImpact) {
   RouthParameters params;
   params.increment_solver = IncrementSolver::kBoxPivoting;
   params.max_steps = 1;
+  // With the simultaneous step one increment ends this impact
+  // (AutomaticStep tests below); the single-contact step's does not.
+  params.automatic_step = AutomaticStep::kSingleContact;
   for (std::uint64_t seed = 0; seed < 4; ++seed) {
     params.seed = seed;
     const FrictionalResult r = sample_routh(p, params);
@@ -243,6 +246,113 @@ TEST(RouthBoxPivoting, SolverNamesRoundTrip) {
   for (IncrementSolver s : {IncrementSolver::kAutomatic, IncrementSolver::kLemke, IncrementSolver::kBoxPivoting})
     EXPECT_EQ(parse_increment_solver(to_string(s)), s);
   EXPECT_THROW(parse_increment_solver("dantzig"), InvalidProblem);
+}
+
+// ── The automatic step (routh.h, "Automatic step") ─────────────────────────
+
+/// A planar column of `bodies` unit point masses (x, y each), stacked on the
+/// ground along y and falling together at `speed`: contact 0 ground → body
+/// 0, contact j body j−1 → body j, normal +y, tangent +x, μ = 1. Only the
+/// ground contact approaches. W_nn is tridiagonal and positive definite, so
+/// the frictionless simultaneous impact is unique: the column stops, contact
+/// j takes (bodies − j) · speed. The ground contact alone would stop body 0
+/// with Λ_0 = speed (W_00 = 1).
+FrictionalProblem point_column(int bodies, double speed) {
+  const int n = 2 * bodies;
+  Eigen::MatrixXd normals = Eigen::MatrixXd::Zero(bodies, n), tangents = normals;
+  for (int j = 0; j < bodies; ++j) {
+    normals(j, 2 * j + 1) = 1.0;
+    tangents(j, 2 * j) = 1.0;
+    if (j > 0) {
+      normals(j, 2 * j - 1) = -1.0;
+      tangents(j, 2 * j - 2) = -1.0;
+    }
+  }
+  Eigen::VectorXd velocity = Eigen::VectorXd::Zero(n);
+  for (int j = 0; j < bodies; ++j) velocity[2 * j + 1] = -speed;
+  return FrictionalProblem::from_dense(Eigen::MatrixXd::Identity(n, n), normals, tangents, velocity,
+                                       Eigen::VectorXd::Ones(bodies));
+}
+
+/// h is a sum of exact products and one pivoting solve of a tridiagonal
+/// system: agreement to 1e-12 relative leaves four orders above rounding.
+constexpr double kStepAgreement = 1e-12;
+
+TEST(RouthAutomaticStep, ClosedFormsOnAColumnInSeries) {
+  constexpr double kSpeed = 0.7;
+  for (const int bodies : {1, 3, 12}) {
+    const FrictionalProblem p = point_column(bodies, kSpeed);
+    RouthParameters params;
+    params.automatic_step = AutomaticStep::kSingleContact;
+    EXPECT_NEAR(RouthSampler(p, params).step(), 2.0 * kSpeed, kStepAgreement) << bodies;
+    params.automatic_step = AutomaticStep::kSimultaneous;
+    EXPECT_NEAR(RouthSampler(p, params).step(), 2.0 * bodies * kSpeed, kStepAgreement * bodies) << bodies;
+    // kAutomatic: single-contact up to kLemkeIncrementContacts contacts.
+    params.automatic_step = AutomaticStep::kAutomatic;
+    const double expected = bodies > kLemkeIncrementContacts ? 2.0 * bodies * kSpeed : 2.0 * kSpeed;
+    EXPECT_NEAR(RouthSampler(p, params).step(), expected, kStepAgreement * bodies) << bodies;
+    // A step the user sets is kept whatever the rule.
+    params.step = 0.125;
+    EXPECT_EQ(RouthSampler(p, params).step(), 0.125);
+  }
+}
+
+TEST(RouthAutomaticStep, SimultaneousStepNeverBelowTheSingleContactOne) {
+  // Contacts in parallel share a stop, each taking less than it would
+  // alone; the rule keeps the larger of the two scales.
+  for (int trial = 0; trial < 50; ++trial) {
+    const FrictionalProblem p =
+        random_frictional(20261127 + static_cast<std::uint64_t>(trial), 6, 1 + trial % 5, trial % 2 == 0).problem;
+    RouthParameters single, simultaneous;
+    single.automatic_step = AutomaticStep::kSingleContact;
+    simultaneous.automatic_step = AutomaticStep::kSimultaneous;
+    EXPECT_GE(RouthSampler(p, simultaneous).step(), RouthSampler(p, single).step()) << trial;
+  }
+}
+
+TEST(RouthAutomaticStep, FewerIncrementsOnAStackAndEverySampleIsTheLaws) {
+  // A column of 8 boxes (32 contacts) landing: the ground corners must stop
+  // all eight boxes. Every sample must pass the law's final checks (status
+  // success: non-colliding, cone, ΔE ≤ 0) by Algorithm 1 itself, with at
+  // most half the single-contact rule's increments on average (measured:
+  // ~3 against ~14; the test's bound leaves room).
+  const FrictionalProblem p = scenes::falling_box_stack(8);
+  RouthParameters params;
+  params.increment_solver = IncrementSolver::kBoxPivoting;
+  double lcps[2] = {0.0, 0.0};
+  constexpr int kSamples = 6;
+  for (int rule = 0; rule < 2; ++rule) {
+    params.automatic_step = rule == 0 ? AutomaticStep::kSingleContact : AutomaticStep::kSimultaneous;
+    const RouthSampler sampler(p, params);
+    for (int k = 0; k < kSamples; ++k) {
+      const FrictionalResult r = sampler.sample(static_cast<std::uint64_t>(k));
+      ASSERT_EQ(r.status, Status::kSuccess) << r.message;
+      const FrictionalOutcome& o = r.outcomes[0];
+      EXPECT_TRUE(o.terminated);
+      EXPECT_FALSE(o.finished_by_fallback);
+      EXPECT_GE(o.normal_velocities.minCoeff(), -1e-8 * 0.44);
+      EXPECT_LT(o.energy_change, 0.0);
+      // Vertical momentum (unit masses): only the ground corners (contacts
+      // 0–3) push the column up, friction acts along x and z, so
+      // Σ ground λ_n = Σ_j (v⁺_y,j − v⁻_y,j); and every box ends not
+      // falling (the column has landed).
+      double momentum = 0.0;
+      for (int box = 0; box < 8; ++box) {
+        momentum += o.velocity[6 * box + 1] - p.velocity[6 * box + 1];
+        EXPECT_GE(o.velocity[6 * box + 1], -1e-8 * 0.44) << "box " << box;
+      }
+      EXPECT_NEAR(o.normal_impulses.head(4).sum(), momentum, 1e-12 * 8 * 0.44);
+      lcps[rule] += o.lcps;
+    }
+  }
+  EXPECT_LE(lcps[1], 0.5 * lcps[0]) << "single-contact " << lcps[0] / kSamples << ", simultaneous "
+                                     << lcps[1] / kSamples << " LCPs per sample";
+}
+
+TEST(RouthAutomaticStep, NamesRoundTrip) {
+  for (AutomaticStep s : {AutomaticStep::kAutomatic, AutomaticStep::kSingleContact, AutomaticStep::kSimultaneous})
+    EXPECT_EQ(parse_automatic_step(to_string(s)), s);
+  EXPECT_THROW(parse_automatic_step("cluster"), InvalidProblem);
 }
 
 }  // namespace

@@ -25,8 +25,23 @@ constexpr std::array<OrderPolicy, 6> kOrderPolicies = {
 
 constexpr std::array<IncrementSolver, 3> kIncrementSolvers = {
     IncrementSolver::kAutomatic, IncrementSolver::kLemke, IncrementSolver::kBoxPivoting};
+constexpr std::array<AutomaticStep, 3> kAutomaticSteps = {
+    AutomaticStep::kAutomatic, AutomaticStep::kSingleContact, AutomaticStep::kSimultaneous};
 constexpr std::array<ImpulseSampler, 2> kImpulseSamplers = {ImpulseSampler::kUniform,
                                                             ImpulseSampler::kLowDiscrepancy};
+
+// input[key] as one of `choices`, by their to_string names; an InputError
+// naming every choice otherwise (the core's parse errors do not know the key).
+template <typename Choice, size_t N>
+Choice read_choice(const Json& input, const char* key, const std::array<Choice, N>& choices) {
+  const std::string name = read_string(input, key);
+  std::vector<std::string> names;
+  for (const Choice choice : choices) {
+    if (name == to_string(choice)) return choice;
+    names.emplace_back(to_string(choice));
+  }
+  throw not_one_of(key, names, name);
+}
 
 // Upper bounds of the integer keys that the core stores as int. Each is far
 // above any sensible request and well inside int, so the conversion is exact
@@ -257,17 +272,7 @@ Json column_to_json(const Eigen::MatrixXd& matrix, Eigen::Index column) {
   return to_json(matrix.col(column));
 }
 
-OrderPolicy read_policy(const Json& input) {
-  const std::string name = read_string(input, "policy");
-  try {
-    return parse_order_policy(name);
-  } catch (const InvalidProblem&) {
-    // Rethrown to name the key; the core's message does not know it.
-    std::vector<std::string> names;
-    for (const OrderPolicy policy : kOrderPolicies) names.emplace_back(to_string(policy));
-    throw not_one_of("policy", names, name);
-  }
-}
+OrderPolicy read_policy(const Json& input) { return read_choice(input, "policy", kOrderPolicies); }
 
 PropagativeParameters read_propagative_parameters(const Json& input) {
   PropagativeParameters parameters;
@@ -385,6 +390,12 @@ Json run_routh(const Json& input) {
                        " applies only to the automatic step (\"step\" absent or 0)");
     }
     parameters.automatic_step_factor = read_positive(input, "automatic_step_factor");
+  }
+  if (input.contains("automatic_step")) {
+    if (parameters.step > 0.0) {
+      throw InputError(quote("automatic_step") + " applies only to the automatic step (\"step\" absent or 0)");
+    }
+    parameters.automatic_step = read_automatic_step(input);
   }
   if (input.contains("max_steps")) {
     parameters.max_steps = read_int_in(input, "max_steps", 1, kMaxSteps);
@@ -533,26 +544,14 @@ std::vector<std::string> concat(std::vector<std::string> a, const std::vector<st
 
 }  // namespace
 
-ImpulseSampler read_sampler(const Json& input) {
-  const std::string name = read_string(input, "sampler");
-  try {
-    return parse_impulse_sampler(name);
-  } catch (const InvalidProblem&) {
-    std::vector<std::string> names;
-    for (const ImpulseSampler sampler : kImpulseSamplers) names.emplace_back(to_string(sampler));
-    throw not_one_of("sampler", names, name);
-  }
-}
+ImpulseSampler read_sampler(const Json& input) { return read_choice(input, "sampler", kImpulseSamplers); }
 
 IncrementSolver read_increment_solver(const Json& input) {
-  const std::string name = read_string(input, "increment_solver");
-  try {
-    return parse_increment_solver(name);
-  } catch (const InvalidProblem&) {
-    std::vector<std::string> names;
-    for (const IncrementSolver solver : kIncrementSolvers) names.emplace_back(to_string(solver));
-    throw not_one_of("increment_solver", names, name);
-  }
+  return read_choice(input, "increment_solver", kIncrementSolvers);
+}
+
+AutomaticStep read_automatic_step(const Json& input) {
+  return read_choice(input, "automatic_step", kAutomaticSteps);
 }
 
 
@@ -624,7 +623,7 @@ const std::vector<Law>& laws() {
       {"pasquero", {"max_iterations"}, run_pasquero},
       {"routh",
        concat(frictional_problem_keys(),
-              {"restitution", "step", "automatic_step_factor", "max_steps", "samples", "seed", "sampler",
+              {"restitution", "step", "automatic_step_factor", "automatic_step", "max_steps", "samples", "seed", "sampler",
                "increment_solver", "threads", "epsilon", "finish_with_anitescu_potra", "trajectory"}),
        run_routh},
       {"anitescu_potra",

@@ -44,7 +44,7 @@ const std::vector<std::string> kSimpactKeys = {
     "variational_budget", "resolve_plastic_impacts",
 };
 const std::vector<std::string> kRouthKeys = {
-    "step", "max_steps", "cone_directions", "sampler", "max_contacts", "increment_solver",
+    "step", "automatic_step", "max_steps", "cone_directions", "sampler", "max_contacts", "increment_solver",
 };
 const std::vector<std::string> kBodyKeys = {
     "shape",       "mass",          "kinematic",      "position",
@@ -210,6 +210,7 @@ void read_routh(const Json& object, bullet::RouthSettings& routh) {
   require_object(object, quote("routh"));
   check_keys(object, kRouthKeys);
   if (object.contains("step")) routh.step = read_at_least_zero(object, "step");
+  if (object.contains("automatic_step")) routh.automatic_step = read_automatic_step(object);
   if (object.contains("max_steps")) {
     routh.max_steps = read_int_in(object, "max_steps", 1, kMaxSceneRouthSteps);
   }

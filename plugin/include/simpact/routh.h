@@ -65,11 +65,31 @@
 // S = max_j |u⁻_n,j| / √W_nn,jj (largest g-normalized approach speed), as in
 // propagative.h, so the test ignores how each row of J_n is scaled.
 //
-// Automatic step (h = 0): h = automatic_step_factor · max_i Λ_i, where
-// Λ_i = max(0, −u⁻_n,i) / W_nn,ii is the impulse that would stop contact i
-// alone without friction. With the factor 2 the mean cap h/2 equals the
-// largest such impulse, so a sample takes a handful of LCPs (the paper's four
-// examples: see demos/routh_examples and the README).
+// Automatic step (h = 0; RouthParameters::automatic_step). h is a free
+// parameter of Algorithm 1 (the paper sets it per example); its caps'
+// distribution h·p only needs a finite density on the unit box, so any rule
+// for h gives samples of the law. Two rules:
+//   kSingleContact: h = automatic_step_factor · max_i Λ_i, where Λ_i =
+//     max(0, −u⁻_n,i) / W_nn,ii is the impulse that would stop contact i
+//     alone without friction. With the factor 2 the mean cap h/2 equals the
+//     largest such impulse, so a sample of a few contacts takes a handful
+//     of LCPs (the paper's four examples: see demos/routh_examples and the
+//     README).
+//   kSimultaneous: h = automatic_step_factor · max(max_i Λ_i, max_i λ*_i),
+//     λ* the normal impulses of the frictionless, inelastic simultaneous
+//     impact, LCP(W_nn, u⁻_n) (one box-pivoting solve of m variables). Where
+//     contacts act in series — a column or pile whose ground contacts must
+//     stop the momentum of every body above them — λ* exceeds every Λ_i by
+//     about the number of bodies in series, and the single-contact rule
+//     needs O(m) increments (Halm & Posa's Theorem 8: increments grow with
+//     ‖v⁻‖_M / h); with λ* a sample takes a few (a landing column of 32
+//     contacts: ~26 → ~3 LCPs, docs/routh.md). The samples' spread does not
+//     shrink: many small random increments average their random rates out,
+//     a few large ones do not. If that solve fails, the single-contact rule
+//     stands.
+//   kAutomatic (default): single-contact up to kLemkeIncrementContacts
+//     contacts — so Halm & Posa's examples, the validated cube tosses and
+//     every small cluster resolve bit for bit as before — simultaneous above.
 //
 // FALLBACK when N increments did not end the impact (Status
 // kStepLimitReached, outcome.terminated = false): with
@@ -224,12 +244,25 @@ IncrementSolver parse_increment_solver(const std::string& name);
 /// the Bullet adapters then hand the cluster to the base solver and say so.
 inline constexpr int kLemkeFallbackVariables = 448;
 
-/// kAutomatic's limit: Lemke up to this many contacts. Eight is the cluster
-/// size the Bullet adapters capped Routh clusters at before box pivoting
-/// existed, so every cluster they resolved then resolves bit for bit as
-/// before; above it box pivoting is several times faster
-/// (benchmark_routh_clusters) and its cost grows far more slowly.
+/// The automatic choices' limit: Lemke and the single-contact step up to
+/// this many contacts (IncrementSolver::kAutomatic, AutomaticStep::
+/// kAutomatic). Eight is the cluster size the Bullet adapters capped Routh
+/// clusters at before box pivoting existed, so every cluster they resolved
+/// then resolves bit for bit as before; above it box pivoting is several
+/// times faster (benchmark_routh_clusters) and its cost grows far more
+/// slowly, and the simultaneous step keeps the increments few.
 inline constexpr int kLemkeIncrementContacts = 8;
+
+/// How the automatic step h is chosen (header, "Automatic step").
+enum class AutomaticStep {
+  kAutomatic,      ///< kSingleContact up to kLemkeIncrementContacts contacts, kSimultaneous above.
+  kSingleContact,  ///< factor × the largest single-contact stopping impulse.
+  kSimultaneous,   ///< factor × the larger of that and the simultaneous impulses.
+};
+
+const char* to_string(AutomaticStep rule);  ///< "automatic", "single_contact", "simultaneous"
+/// Parses the names of to_string; throws InvalidProblem otherwise.
+AutomaticStep parse_automatic_step(const std::string& name);
 
 struct RouthParameters {
   /// h, the normal impulse cap scale [impulse units, N·s in SI]. 0 =
@@ -237,6 +270,9 @@ struct RouthParameters {
   double step = 0.0;
   /// Factor of the automatic step (dimensionless, > 0).
   double automatic_step_factor = 2.0;
+  /// The automatic step's rule (header, "Automatic step"); unused when
+  /// step > 0.
+  AutomaticStep automatic_step = AutomaticStep::kAutomatic;
   /// N, increments per sample before the fallback. 100 is far above what
   /// the automatic step needs (2–10 LCPs in our examples) and bounds the
   /// cost of a pathological sample.

@@ -129,6 +129,7 @@ FrictionalProblem frictional_problem(const SparseColMatrix& inverse_mass, const 
 RouthParameters routh_parameters(const RouthSettings& settings, std::uint64_t seed) {
   RouthParameters parameters;
   parameters.step = settings.step;
+  parameters.automatic_step = settings.automatic_step;
   parameters.max_steps = settings.max_steps;
   parameters.seed = seed;
   parameters.sampler = settings.sampler;

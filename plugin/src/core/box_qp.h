@@ -70,8 +70,9 @@ class BoxQp {
   void set_rows(const SparseRowMatrix& a);
   int size() const { return n_; }
 
-  /// Solves for q, lo ≤ hi (n each, finite), starting from the state of the
-  /// last solve. Tolerances are absolute, per variable: w_tolerance_j for
+  /// Solves for q, lo ≤ hi (n each; lo finite, hi finite or +∞: a variable
+  /// with no upper bound, as in an impact LCP), starting from the state of
+  /// the last solve. Tolerances are absolute, per variable: w_tolerance_j for
   /// w_j's sign and zero tests, x_tolerance_j for "at a bound" (a variable
   /// with hi_j − lo_j ≤ x_tolerance_j is fixed at lo_j). Returns false if the
   /// step limit (max_steps, 0 = automatic: 50 (n + 10)) is reached or a

@@ -53,6 +53,23 @@ IncrementSolver parse_increment_solver(const std::string& name) {
                        "\" (expected automatic, lemke or box_pivoting)");
 }
 
+const char* to_string(AutomaticStep rule) {
+  switch (rule) {
+    case AutomaticStep::kAutomatic: return "automatic";
+    case AutomaticStep::kSingleContact: return "single_contact";
+    case AutomaticStep::kSimultaneous: return "simultaneous";
+  }
+  return "unknown";
+}
+
+AutomaticStep parse_automatic_step(const std::string& name) {
+  if (name == "automatic") return AutomaticStep::kAutomatic;
+  if (name == "single_contact") return AutomaticStep::kSingleContact;
+  if (name == "simultaneous") return AutomaticStep::kSimultaneous;
+  throw InvalidProblem("unknown automatic step \"" + name +
+                       "\" (expected automatic, single_contact or simultaneous)");
+}
+
 double RouthOutcomeSet::mean_lcps() const {
   if (lcps.empty()) return 0.0;
   double total = 0.0;
@@ -79,6 +96,13 @@ void validate_parameters(const RouthParameters& p) {
   // (no impulse, no work) until max_steps.
   if (!(std::isfinite(p.restitution_tolerance) && p.restitution_tolerance > 0.0))
     fail("routh restitution_tolerance ", p.restitution_tolerance, " must be finite and > 0");
+}
+
+// Whether the automatic step takes the simultaneous impulses into account
+// (header, "Automatic step").
+bool simultaneous_step(AutomaticStep rule, int contacts) {
+  return rule == AutomaticStep::kSimultaneous ||
+         (rule == AutomaticStep::kAutomatic && contacts > kLemkeIncrementContacts);
 }
 
 // Appends one part to a result's message ("; " between parts).
@@ -186,9 +210,16 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
   const int size = (3 + d) * m;
   if (!s.box) s.lcp = increment_matrix(sp);
 
-  // Automatic step: factor × the largest single-contact frictionless
-  // stopping impulse; and the infeasibility check (a colliding contact whose
-  // W̄_ii vanishes cannot be stopped by any impulse).
+  // Velocity scale V_j = S √W̄_jj + a_j per row of J̄ (outcome_check.h): the
+  // unit every velocity decision and residual below is made in.
+  const int rows = sp.rows();
+  Eigen::VectorXd velocity(rows);
+  for (int j = 0; j < rows; ++j) velocity[j] = std::max(sp.speed_scale * sp.scale[j] + sp.magnitude[j], 1e-300);
+
+  // Automatic step (header): factor × the largest single-contact
+  // frictionless stopping impulse, or of the simultaneous impulses; and the
+  // infeasibility check (a colliding contact whose W̄_ii vanishes cannot be
+  // stopped by any impulse).
   double largest = 0.0;
   const double max_diagonal = m > 0 ? std::max(sp.wdiag.maxCoeff(), 1e-300) : 1.0;
   for (int i = 0; i < m; ++i) {
@@ -201,6 +232,13 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
                              "velocity returned unchanged";
     }
     largest = std::max(largest, approach / sp.w_diag(i));
+  }
+  if (parameters_.step == 0.0 && largest > 0.0 && !s.infeasible &&
+      simultaneous_step(parameters_.automatic_step, m)) {
+    // A solve that fails leaves the single-contact rule in force.
+    Eigen::VectorXd simultaneous;
+    if (internal::simultaneous_normal_impulses(problem, sp, velocity, largest, simultaneous))
+      largest = std::max(largest, simultaneous.maxCoeff());
   }
   s.step = parameters_.step > 0.0 ? parameters_.step : parameters_.automatic_step_factor * largest;
 
@@ -223,9 +261,6 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
   // size (seen: 4e16 impulses with u_n′ = +1.15 passed a check relative to
   // them).
   {
-    const int rows = sp.rows();
-    Eigen::VectorXd velocity(rows);
-    for (int j = 0; j < rows; ++j) velocity[j] = std::max(sp.speed_scale * sp.scale[j] + sp.magnitude[j], 1e-300);
     const double impulse = std::max(s.step, 1e-300);
     s.lcp_w_scale.resize(size);
     s.lcp_z_scale.resize(size);

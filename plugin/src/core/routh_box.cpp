@@ -17,6 +17,26 @@ const double kHalfRoot = std::sqrt(0.5);
 constexpr double kAcceptance = kBoxAcceptanceTolerance / kBoxDecisionTolerance;
 }  // namespace
 
+bool simultaneous_normal_impulses(const FrictionalProblem& problem, const FrictionalSpace& space,
+                                  const Eigen::VectorXd& velocity_scale, double impulse_scale,
+                                  Eigen::VectorXd& lambda) {
+  const int m = space.m;
+  BoxQp qp;
+  qp.set_rows(SparseRowMatrix(problem.normals * metric_root(problem.inverse_mass)));
+  Eigen::VectorXd q(m), hi(m), w_tolerance(m);
+  const Eigen::VectorXd lo = Eigen::VectorXd::Zero(m);
+  const Eigen::VectorXd x_tolerance = Eigen::VectorXd::Constant(m, kBoxDecisionTolerance * impulse_scale);
+  for (int i = 0; i < m; ++i) {
+    const int row = space.normal_row(i);
+    q[i] = space.u0[row];
+    hi[i] = space.inert[static_cast<size_t>(i)] ? 0.0 : std::numeric_limits<double>::infinity();
+    w_tolerance[i] = kBoxDecisionTolerance * velocity_scale[row];
+  }
+  if (!qp.solve(q, lo, hi, w_tolerance, x_tolerance)) return false;
+  lambda = qp.x();
+  return lambda.allFinite();
+}
+
 bool RouthBoxIncrement::applicable(int tangent_dimension, int directions) {
   return (tangent_dimension == 2 && directions == 4) || (tangent_dimension == 1 && directions == 2);
 }

@@ -89,6 +89,18 @@ inline constexpr int kBoxActiveSetSteps = 6;
 /// staggering goes on alone.
 inline constexpr int kBoxNewtonSteps = 8;
 
+/// The frictionless, inelastic simultaneous impact's normal impulses: the
+/// solution of LCP(W_nn, u⁻_n), i.e. min ½ λᵀ W_nn λ + u⁻_nᵀ λ over λ ≥ 0
+/// with W_nn = J_n M⁻¹ J_nᵀ, by box pivoting (a vertex of the solution set
+/// when rows are dependent); inert contacts take none. The scale of Routh's
+/// automatic step for kSimultaneous (routh.h, "Automatic step").
+/// `velocity_scale` (rows of J̄) and `impulse_scale` set the decision
+/// tolerances as RouthBoxIncrement::build's. False if the pivoting does not
+/// finish (an infeasible LCP: no impulse stops every contact).
+bool simultaneous_normal_impulses(const FrictionalProblem& problem, const FrictionalSpace& space,
+                                  const Eigen::VectorXd& velocity_scale, double impulse_scale,
+                                  Eigen::VectorXd& lambda);
+
 class RouthBoxIncrement {
  public:
   /// The cones the reformulation covers: 3-D with d = 4, or planar (d = 2).

@@ -97,5 +97,8 @@ ImpulseSampler read_sampler(const Json& input);
 /// input["increment_solver"]: automatic | lemke | box_pivoting (routh.h,
 /// "LCP solvers"); an InputError naming the choices otherwise.
 IncrementSolver read_increment_solver(const Json& input);
+/// input["automatic_step"]: automatic | single_contact | simultaneous
+/// (routh.h, "Automatic step"); an InputError naming the choices otherwise.
+AutomaticStep read_automatic_step(const Json& input);
 
 }  // namespace simpact::cli

@@ -64,6 +64,8 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
     routh              laws routh, routh_restitution or auto only; object
                        with the optional keys
       step             impulse cap scale [N s] >= 0      (default 0 = automatic)
+      automatic_step   automatic | single_contact | simultaneous: the rule
+                       of the automatic step (routh.h)    (default automatic)
       max_steps        integer in [1, 10000], LCPs per sample before the
                        fallback                                      (100)
       cone_directions  integer in [3, 64], friction cone directions (4)

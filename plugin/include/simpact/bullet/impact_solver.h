@@ -247,9 +247,14 @@ struct ImpactReport {
 
 /// Settings of the Routh law (routh.h) inside the adapter.
 struct RouthSettings {
-  /// h, the normal impulse cap scale [N·s]; 0 = automatic (routh.h: twice
-  /// the largest single-contact stopping impulse). Finite, ≥ 0.
+  /// h, the normal impulse cap scale [N·s]; 0 = automatic (routh.h,
+  /// "Automatic step": twice the largest single-contact stopping impulse,
+  /// or of the simultaneous impact's impulses). Finite, ≥ 0.
   double step = 0.0;
+  /// The automatic step's rule (routh.h): by default single-contact up to
+  /// kLemkeIncrementContacts contacts, simultaneous above (a pile's ground
+  /// contacts then take a few increments, not O(m)).
+  AutomaticStep automatic_step = AutomaticStep::kAutomatic;
   /// N, LCP increments per sample before the Anitescu–Potra fallback; ≥ 1.
   int max_steps = 100;
   /// d, directions of the polyhedral friction cone per contact, in
