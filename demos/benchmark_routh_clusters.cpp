@@ -1,6 +1,7 @@
 // Cost of one Routh impact in Bullet by cluster size, for each increment
-// solver (routh.h, "LCP solvers"), to choose RouthSettings::max_contacts
-// (impact_solver.h). A column of boxes (half extents 0.5 × 0.25 × 0.5 m,
+// solver (routh.h, "LCP solvers") and, for box pivoting, each automatic
+// step rule (routh.h, "Automatic step"), to choose
+// RouthSettings::max_contacts (impact_solver.h). A column of boxes (half extents 0.5 × 0.25 × 0.5 m,
 // 1 kg, μ = 1; bullet_scenes.h box_drop) lands flat from 1 cm at 240 Hz
 // under law routh with no cap, so the four corners of every interface form
 // one cluster of 4 × boxes contacts. For each size and solver: the
@@ -8,7 +9,8 @@
 // max over seeds; each seed is a different Routh sample), LCPs per impact,
 // increments box pivoting left to Lemke, and samples that failed or needed
 // the Anitescu–Potra fallback. Lemke is run up to kLemkeBoxes boxes (beyond
-// it a landing step takes seconds). Wall-clock on a possibly shared
+// it a landing step takes seconds), and so is box pivoting with the
+// single-contact step (the default above 8 contacts is the simultaneous one). Wall-clock on a possibly shared
 // machine: figures are indicative; nothing is asserted but that the world
 // stays finite.
 //
@@ -40,7 +42,7 @@ struct Row {
   double median_ms = -1, min_ms = 0, max_ms = 0;
 };
 
-Row measure(int boxes, IncrementSolver solver, int seeds, bool& finite) {
+Row measure(int boxes, IncrementSolver solver, simpact::AutomaticStep rule, int seeds, bool& finite) {
   using namespace simpact::scenes;
   Row row;
   row.boxes = boxes;
@@ -51,6 +53,7 @@ Row measure(int boxes, IncrementSolver solver, int seeds, bool& finite) {
     wo.simpact.law = simpact::bullet::ImpactLaw::kRouth;
     wo.simpact.routh.max_contacts = 1 << 20;
     wo.simpact.routh.increment_solver = solver;
+    wo.simpact.routh.automatic_step = rule;
     wo.simpact.seed = static_cast<std::uint64_t>(seed);
     int cluster = 0;
     wo.simpact.on_impact = [&](const simpact::bullet::ImpactReport& r) {
@@ -99,36 +102,52 @@ int main(int argc, char** argv) {
                                                 : std::vector<int>{1, 2, 3, 4, 6, 8, 10, 12, 16, 24};
   const int seeds = options->quick ? 2 : 5;
   bool finite = true;
-  std::vector<Row> lemke, box;
+  using simpact::AutomaticStep;
+  std::vector<Row> lemke, box, single;
   for (const int boxes : sizes) {
-    lemke.push_back(boxes <= kLemkeBoxes ? measure(boxes, IncrementSolver::kLemke, seeds, finite) : Row{});
-    box.push_back(measure(boxes, IncrementSolver::kBoxPivoting, seeds, finite));
+    const bool small = boxes <= kLemkeBoxes;
+    lemke.push_back(small ? measure(boxes, IncrementSolver::kLemke, AutomaticStep::kAutomatic, seeds, finite) : Row{});
+    box.push_back(measure(boxes, IncrementSolver::kBoxPivoting, AutomaticStep::kAutomatic, seeds, finite));
+    single.push_back(small ? measure(boxes, IncrementSolver::kBoxPivoting, AutomaticStep::kSingleContact, seeds, finite)
+                           : Row{});
   }
 
   std::printf("Routh landing step (240 Hz) by cluster size, a column of boxes landing flat, %d seeds;\n"
-              "median [min, max] ms per increment solver; LCPs per impact; increments box pivoting\n"
-              "left to Lemke; samples with a failed LCP or the Anitescu-Potra fallback\n",
+              "median [min, max] ms per increment solver with the default automatic step, and box\n"
+              "pivoting with the single-contact step; speed-ups of box pivoting (default step) over\n"
+              "each; LCPs per impact (default step, single-contact step); increments box pivoting\n"
+              "left to Lemke; samples with a failed LCP or the Anitescu-Potra fallback (all runs)\n",
               seeds);
-  std::printf("%5s %8s | %22s | %22s %7s | %8s %9s %7s %8s\n", "boxes", "contacts", "lemke ms", "box_pivoting ms",
-              "speedup", "lcps/imp", "to_lemke", "failed", "fallback");
+  std::printf("%5s %8s | %22s | %22s | %22s | %7s %7s | %8s %8s | %8s %6s %8s\n", "boxes", "contacts", "lemke ms",
+              "box_pivoting ms", "box single-step ms", "x lemke", "x step", "lcps/imp", "single", "to_lemke",
+              "failed", "fallback");
+  const auto cell = [](const Row& r, char (&text)[64]) {
+    if (r.median_ms >= 0.0) std::snprintf(text, sizeof text, "%8.3f [%6.2f, %6.2f]", r.median_ms, r.min_ms, r.max_ms);
+  };
+  const auto ratio = [](const Row& r, const Row& b, char (&text)[16]) {
+    if (r.median_ms >= 0.0) std::snprintf(text, sizeof text, "%.1fx", r.median_ms / std::max(b.median_ms, 1e-9));
+  };
+  const auto per_impact = [](const Row& r) { return r.impacts > 0 ? double(r.lcps) / r.impacts : 0.0; };
   for (size_t k = 0; k < sizes.size(); ++k) {
-    const Row& l = lemke[k];
-    const Row& b = box[k];
-    char lemke_text[64] = "-", speedup[16] = "-";
-    if (l.median_ms >= 0.0) {
-      std::snprintf(lemke_text, sizeof lemke_text, "%8.3f [%6.2f, %6.2f]", l.median_ms, l.min_ms, l.max_ms);
-      std::snprintf(speedup, sizeof speedup, "%.1fx", l.median_ms / std::max(b.median_ms, 1e-9));
-    }
-    std::printf("%5d %8d | %22s | %8.3f [%6.2f, %6.2f] %7s | %8.1f %9lld %7d %8d\n", b.boxes, b.contacts, lemke_text,
-                b.median_ms, b.min_ms, b.max_ms, speedup, b.impacts > 0 ? double(b.lcps) / b.impacts : 0.0,
-                b.increment_fallbacks, b.lcp_failed + l.lcp_failed, b.fallback + l.fallback);
+    const Row &l = lemke[k], &b = box[k], &o = single[k];
+    char lemke_text[64] = "-", box_text[64] = "-", single_text[64] = "-", over_lemke[16] = "-", over_single[16] = "-";
+    cell(l, lemke_text);
+    cell(b, box_text);
+    cell(o, single_text);
+    ratio(l, b, over_lemke);
+    ratio(o, b, over_single);
+    std::printf("%5d %8d | %22s | %22s | %22s | %7s %7s | %8.1f %8.1f | %8lld %6d %8d\n", b.boxes, b.contacts,
+                lemke_text, box_text, single_text, over_lemke, over_single, per_impact(b), per_impact(o),
+                b.increment_fallbacks + o.increment_fallbacks, b.lcp_failed + l.lcp_failed + o.lcp_failed,
+                b.fallback + l.fallback + o.fallback);
   }
   if (!options->csv.empty()) {
     std::ofstream csv(options->csv);
     csv << "solver,boxes,contacts,median_ms,min_ms,max_ms,impacts,lcps,increment_fallbacks,lcp_failed,"
            "finished_by_fallback\n";
     for (size_t k = 0; k < sizes.size(); ++k)
-      for (const auto& [name, r] : {std::pair{"lemke", lemke[k]}, std::pair{"box_pivoting", box[k]}}) {
+      for (const auto& [name, r] : {std::pair{"lemke", lemke[k]}, std::pair{"box_pivoting", box[k]},
+                                    std::pair{"box_pivoting_single_contact_step", single[k]}}) {
         if (r.median_ms < 0.0) continue;
         csv << name << ',' << r.boxes << ',' << r.contacts << ',' << r.median_ms << ',' << r.min_ms << ','
             << r.max_ms << ',' << r.impacts << ',' << r.lcps << ',' << r.increment_fallbacks << ',' << r.lcp_failed

@@ -265,12 +265,12 @@ struct RouthSettings {
   /// is Lemke up to kLemkeIncrementContacts contacts, box pivoting above.
   IncrementSolver increment_solver = IncrementSolver::kAutomatic;
   /// Cluster cap (see "Cluster cap" above); ≥ 1. A sample's cost grows with
-  /// m both per increment and in the number of increments (a column of m/4
-  /// boxes takes ~0.8 m of them): with box pivoting (increment_solver) a
-  /// landing column of 32 contacts takes ~40 ms per 240 Hz step, 64
-  /// contacts ~0.65 s (benchmark_routh_clusters; docs/scaling.md). 32 bounds
-  /// the worst landing step of a default world to tens of milliseconds.
-  /// Raise it for offline runs.
+  /// m per increment (with the default automatic_step a landing column
+  /// takes 2–4 increments up to 48 contacts): a landing column of 32
+  /// contacts takes ~7 ms per 240 Hz step, 65 contacts ~0.12 s
+  /// (benchmark_routh_clusters; docs/routh.md). 32 bounds the worst landing
+  /// step of a default world to about ten milliseconds. Raise it for
+  /// offline runs; piles of ~200 contacts still fail often (docs/scaling.md).
   int max_contacts = 32;
 };
 
