@@ -187,6 +187,9 @@
 // * The MATLAB code stops at min(J_n v) ≥ −1e-8 (absolute); we use the
 //   scale-free test above.
 // * The fallback above (the paper leaves unterminated samples colliding).
+// * h: the paper sets it by hand per example; ours is derived from the
+//   impact when not given ("Automatic step"), from the simultaneous
+//   impulses above kLemkeIncrementContacts contacts.
 #pragma once
 
 #include <simpact/frictional_problem.h>
