@@ -77,9 +77,10 @@ law routh (Routh sampling, Halm & Posa, Algorithms 1 and 2):
   automatic_step_factor  > 0, h = factor * largest stopping impulse,
                        only with the automatic step             (default 2)
   automatic_step       automatic | single_contact | simultaneous: the
-                       stopping impulses h scales, one contact's alone
-                       or the simultaneous impact's; automatic = single
-                       up to 8 contacts (routh.h)       (default automatic)
+                       impulses the caps scale with, one contact's alone
+                       or per contact its share of the simultaneous
+                       impact; automatic = single_contact up to 8
+                       contacts (routh.h)               (default automatic)
   max_steps            N, increments per sample in [1, 1000000]
                                                              (default 100)
   samples              M in [1, 1048576]; M > 1 prints every sample of

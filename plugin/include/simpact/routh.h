@@ -54,8 +54,9 @@
 // ── Algorithm 1, Sim(h, x₀, N) (Halm & Posa, §5.1) ──────────────────────────
 //   while some u_n,i < −tol and fewer than N increments:
 //       λ_max ~ h · p(·) on [0, h]^m;   solve the LCP;   v ← v′.
-// p is uniform (a seeded SplitMix64 stream: portable, bit-identical
-// everywhere) or, with ImpulseSampler::kLowDiscrepancy, the Kronecker
+// p is uniform (scaled per contact by h_i / h under the simultaneous
+// automatic step, see below; a seeded SplitMix64 stream: portable,
+// bit-identical everywhere) or, with ImpulseSampler::kLowDiscrepancy, the Kronecker
 // sequence R_D of Roberts (α_j = frac(φ_D^{-j}), φ_D the real root of
 // x^{D+1} = x + 1, D = m·N) with a seeded Cranley–Patterson shift.
 // Sample k of a seed is the same number whatever the thread count and
@@ -75,18 +76,25 @@
 //     largest such impulse, so a sample of a few contacts takes a handful
 //     of LCPs (the paper's four examples: see demos/routh_examples and the
 //     README).
-//   kSimultaneous: h = automatic_step_factor · max(max_i Λ_i, max_i λ*_i),
-//     λ* the normal impulses of the frictionless, inelastic simultaneous
-//     impact, LCP(W_nn, u⁻_n) (one box-pivoting solve of m variables). Where
-//     contacts act in series — a column or pile whose ground contacts must
-//     stop the momentum of every body above them — λ* exceeds every Λ_i by
-//     about the number of bodies in series, and the single-contact rule
-//     needs O(m) increments (Halm & Posa's Theorem 8: increments grow with
-//     ‖v⁻‖_M / h); with λ* a sample takes a few (a landing column of 32
-//     contacts: ~26 → ~3 LCPs, docs/routh.md). The samples' spread does not
-//     shrink: many small random increments average their random rates out,
-//     a few large ones do not. If that solve fails, the single-contact rule
-//     stands.
+//   kSimultaneous: per contact h_i = automatic_step_factor · max(max_j Λ_j,
+//     λ*_i), λ* the normal impulses of the frictionless, inelastic
+//     simultaneous impact, LCP(W_nn, u⁻_n) (one box-pivoting solve of m
+//     variables; a vertex of its solution set when rows are dependent).
+//     Contact i's caps are h_i · U_i: p is a product of uniforms on
+//     [0, h_i / h], h = max_i h_i, a finite density on the unit box as
+//     Algorithm 1 allows. Where contacts act in series — a column or pile
+//     whose ground contacts must stop the momentum of every body above them
+//     — λ*_i exceeds every Λ_j by about the number of bodies in series, and
+//     the single-contact rule needs O(m) increments (Halm & Posa's Theorem
+//     8: increments grow with ‖v⁻‖_M / h); with h_i those contacts' caps
+//     match what they must deliver (a landing column of 32 contacts: ~35 →
+//     ~7 LCPs, docs/routh.md). The other contacts keep the single-contact
+//     scale, so most still reach their caps and their friction bounds stay
+//     fixed within the increment: one h = 2 max λ* for all contacts took
+//     fewer increments on columns but made pile increments much harder to
+//     solve (docs/routh.md). The samples' spread does not shrink: many small
+//     random increments average their random rates out, a few large ones do
+//     not. If the solve fails, the single-contact rule stands.
 //   kAutomatic (default): single-contact up to kLemkeIncrementContacts
 //     contacts — so Halm & Posa's examples, the validated cube tosses and
 //     every small cluster resolve bit for bit as before — simultaneous above.
@@ -260,7 +268,7 @@ inline constexpr int kLemkeIncrementContacts = 8;
 enum class AutomaticStep {
   kAutomatic,      ///< kSingleContact up to kLemkeIncrementContacts contacts, kSimultaneous above.
   kSingleContact,  ///< factor × the largest single-contact stopping impulse.
-  kSimultaneous,   ///< factor × the larger of that and the simultaneous impulses.
+  kSimultaneous,   ///< per contact: factor × the larger of that and its simultaneous impulse.
 };
 
 const char* to_string(AutomaticStep rule);  ///< "automatic", "single_contact", "simultaneous"
@@ -339,7 +347,11 @@ class RouthSampler {
   RouthSampler& operator=(RouthSampler&&) noexcept;
 
   const RouthParameters& parameters() const { return parameters_; }
-  double step() const;  ///< h in force.
+  double step() const;  ///< h in force (the largest of cap_scales()).
+  /// h_i per contact (m): increment caps are h_i · U_i, U_i uniform on
+  /// [0, 1] (header, "Automatic step"); all equal to step() unless the
+  /// simultaneous rule is in force.
+  const Eigen::VectorXd& cap_scales() const;
 
   /// Sample number `index` of the seed's stream (Algorithm 1).
   FrictionalResult sample(std::uint64_t index = 0) const;

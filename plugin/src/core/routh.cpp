@@ -189,6 +189,7 @@ struct RouthSampler::Impl {
   Eigen::VectorXd restitution;  // e (m), zeros when the problem has none
   bool restitutive = false;     // some e_i > 0
   double spent_budget = 0.0;    // a budget at or below this is spent
+  Eigen::VectorXd cap_scale;    // h_i (m): contact i's caps are h_i · U_i; step = max_i h_i
 };
 
 RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters parameters)
@@ -233,14 +234,19 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
     }
     largest = std::max(largest, approach / sp.w_diag(i));
   }
+  s.step = parameters_.step > 0.0 ? parameters_.step : parameters_.automatic_step_factor * largest;
+  s.cap_scale = Eigen::VectorXd::Constant(m, s.step);
   if (parameters_.step == 0.0 && largest > 0.0 && !s.infeasible &&
       simultaneous_step(parameters_.automatic_step, m)) {
-    // A solve that fails leaves the single-contact rule in force.
+    // h_i = factor · max(max_j Λ_j, λ*_i); a solve that fails leaves the
+    // single-contact rule in force.
     Eigen::VectorXd simultaneous;
-    if (internal::simultaneous_normal_impulses(problem, sp, velocity, largest, simultaneous))
-      largest = std::max(largest, simultaneous.maxCoeff());
+    if (internal::simultaneous_normal_impulses(problem, sp, velocity, largest, simultaneous)) {
+      for (int i = 0; i < m; ++i)
+        s.cap_scale[i] = parameters_.automatic_step_factor * std::max(largest, simultaneous[i]);
+      s.step = s.cap_scale.maxCoeff();
+    }
   }
-  s.step = parameters_.step > 0.0 ? parameters_.step : parameters_.automatic_step_factor * largest;
 
   // Restitution: e per contact and the spent-budget threshold, relative to
   // E_s = Σ ½ (u⁻_n,i)² / W̄_ii over the approaching contacts.
@@ -312,6 +318,8 @@ RouthSampler::RouthSampler(RouthSampler&&) noexcept = default;
 RouthSampler& RouthSampler::operator=(RouthSampler&&) noexcept = default;
 
 double RouthSampler::step() const { return impl_->step; }
+
+const Eigen::VectorXd& RouthSampler::cap_scales() const { return impl_->cap_scale; }
 
 
 // Per-thread scratch: the increment solvers (the Lemke tableau, the box
@@ -559,7 +567,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
       }
       // An inert contact (infinitely massive along its normal) takes no
       // impulse: cap 0 forces λ_n,i = 0 and, by (33), λ_D,i = 0.
-      q[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : s.step * unit;
+      q[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : s.cap_scale[i] * unit;
     }
     set_velocity_rows();
     if (!solve("increment")) break;

@@ -241,7 +241,7 @@ struct ImpactReport {
   /// The Anitescu–Potra fallback ended it instead (status says why it was
   /// needed); the applied velocity is still non-colliding and dissipative.
   bool finished_by_fallback = false;
-  double step = 0.0;              ///< h in force [N·s]
+  double step = 0.0;              ///< h in force [N·s] (the largest cap scale h_i, routh.h)
   std::uint64_t sample_seed = 0;  ///< RouthParameters::seed of the sample (index 0)
 };
 
@@ -249,11 +249,13 @@ struct ImpactReport {
 struct RouthSettings {
   /// h, the normal impulse cap scale [N·s]; 0 = automatic (routh.h,
   /// "Automatic step": twice the largest single-contact stopping impulse,
-  /// or of the simultaneous impact's impulses). Finite, ≥ 0.
+  /// or per contact the larger of that and its simultaneous impulse).
+  /// Finite, ≥ 0.
   double step = 0.0;
   /// The automatic step's rule (routh.h): by default single-contact up to
-  /// kLemkeIncrementContacts contacts, simultaneous above (a pile's ground
-  /// contacts then take a few increments, not O(m)).
+  /// kLemkeIncrementContacts contacts, simultaneous above (contacts in
+  /// series, such as a column's ground corners, then take a few increments,
+  /// not O(m)). ImpactReport::step is the largest h_i.
   AutomaticStep automatic_step = AutomaticStep::kAutomatic;
   /// N, LCP increments per sample before the Anitescu–Potra fallback; ≥ 1.
   int max_steps = 100;
@@ -266,10 +268,10 @@ struct RouthSettings {
   IncrementSolver increment_solver = IncrementSolver::kAutomatic;
   /// Cluster cap (see "Cluster cap" above); ≥ 1. A sample's cost grows with
   /// m per increment (with the default automatic_step a landing column
-  /// takes 2–4 increments up to 48 contacts): a landing column of 32
-  /// contacts takes ~7 ms per 240 Hz step, 65 contacts ~0.12 s
-  /// (benchmark_routh_clusters; docs/routh.md). 32 bounds the worst landing
-  /// step of a default world to about ten milliseconds. Raise it for
+  /// takes 3–8 increments up to 48 contacts): a landing column of 32
+  /// contacts takes ~11 ms per 240 Hz step, 66 contacts ~0.2 s
+  /// (benchmark_routh_clusters; docs/routh.md). 32 bounds the landing step
+  /// of a default world to about ten milliseconds. Raise it for
   /// offline runs; piles of ~200 contacts still fail often (docs/scaling.md).
   int max_contacts = 32;
 };
