@@ -5,6 +5,7 @@
 #include "core/contact_space.h"
 #include "core/inertia.h"
 #include "core/lcp.h"
+#include "core/names.h"
 #include "core/outcome_check.h"
 #include "core/rng.h"
 #include "core/validation.h"
@@ -58,18 +59,10 @@ constexpr std::pair<OrderPolicy, const char*> kPolicyNames[] = {
 };
 }  // namespace
 
-const char* to_string(OrderPolicy policy) {
-  for (const auto& [p, name] : kPolicyNames)
-    if (p == policy) return name;
-  return "unknown";
-}
+const char* to_string(OrderPolicy policy) { return internal::name_of(policy, kPolicyNames); }
 
 OrderPolicy parse_order_policy(const std::string& name) {
-  for (const auto& [p, n] : kPolicyNames)
-    if (name == n) return p;
-  throw InvalidProblem("unknown order policy \"" + name +
-                       "\" (expected most_negative, least_negative, time_of_impact, index, "
-                       "random or all)");
+  return internal::parse_name(name, kPolicyNames, "order policy");
 }
 
 namespace {

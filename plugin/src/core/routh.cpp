@@ -5,6 +5,7 @@
 #include "core/frictional_space.h"
 #include "core/validation.h"
 #include "core/lcp.h"
+#include "core/names.h"
 #include "core/outcome_check.h"
 #include "core/rng.h"
 #include "core/routh_box.h"
@@ -22,52 +23,32 @@
 
 namespace simpact {
 
-const char* to_string(ImpulseSampler sampler) {
-  switch (sampler) {
-    case ImpulseSampler::kUniform: return "uniform";
-    case ImpulseSampler::kLowDiscrepancy: return "low_discrepancy";
-  }
-  return "unknown";
-}
+namespace {
+constexpr std::pair<ImpulseSampler, const char*> kSamplerNames[] = {
+    {ImpulseSampler::kUniform, "uniform"}, {ImpulseSampler::kLowDiscrepancy, "low_discrepancy"}};
+constexpr std::pair<IncrementSolver, const char*> kSolverNames[] = {
+    {IncrementSolver::kAutomatic, "automatic"},
+    {IncrementSolver::kLemke, "lemke"},
+    {IncrementSolver::kBoxPivoting, "box_pivoting"}};
+constexpr std::pair<AutomaticStep, const char*> kStepNames[] = {
+    {AutomaticStep::kAutomatic, "automatic"},
+    {AutomaticStep::kSingleContact, "single_contact"},
+    {AutomaticStep::kSimultaneous, "simultaneous"}};
+}  // namespace
 
+const char* to_string(ImpulseSampler sampler) { return internal::name_of(sampler, kSamplerNames); }
 ImpulseSampler parse_impulse_sampler(const std::string& name) {
-  if (name == "uniform") return ImpulseSampler::kUniform;
-  if (name == "low_discrepancy") return ImpulseSampler::kLowDiscrepancy;
-  throw InvalidProblem("unknown sampler \"" + name + "\" (expected uniform or low_discrepancy)");
+  return internal::parse_name(name, kSamplerNames, "sampler");
 }
 
-const char* to_string(IncrementSolver solver) {
-  switch (solver) {
-    case IncrementSolver::kAutomatic: return "automatic";
-    case IncrementSolver::kLemke: return "lemke";
-    case IncrementSolver::kBoxPivoting: return "box_pivoting";
-  }
-  return "unknown";
-}
-
+const char* to_string(IncrementSolver solver) { return internal::name_of(solver, kSolverNames); }
 IncrementSolver parse_increment_solver(const std::string& name) {
-  if (name == "automatic") return IncrementSolver::kAutomatic;
-  if (name == "lemke") return IncrementSolver::kLemke;
-  if (name == "box_pivoting") return IncrementSolver::kBoxPivoting;
-  throw InvalidProblem("unknown increment solver \"" + name +
-                       "\" (expected automatic, lemke or box_pivoting)");
+  return internal::parse_name(name, kSolverNames, "increment solver");
 }
 
-const char* to_string(AutomaticStep rule) {
-  switch (rule) {
-    case AutomaticStep::kAutomatic: return "automatic";
-    case AutomaticStep::kSingleContact: return "single_contact";
-    case AutomaticStep::kSimultaneous: return "simultaneous";
-  }
-  return "unknown";
-}
-
+const char* to_string(AutomaticStep rule) { return internal::name_of(rule, kStepNames); }
 AutomaticStep parse_automatic_step(const std::string& name) {
-  if (name == "automatic") return AutomaticStep::kAutomatic;
-  if (name == "single_contact") return AutomaticStep::kSingleContact;
-  if (name == "simultaneous") return AutomaticStep::kSimultaneous;
-  throw InvalidProblem("unknown automatic step \"" + name +
-                       "\" (expected automatic, single_contact or simultaneous)");
+  return internal::parse_name(name, kStepNames, "automatic step");
 }
 
 double RouthOutcomeSet::mean_lcps() const {
