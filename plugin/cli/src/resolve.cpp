@@ -384,19 +384,16 @@ Json run_routh(const Json& input) {
   RouthSetParameters set;
   set.samples = 1;  // one sample unless asked: the CLI resolves one impact
   if (input.contains("step")) parameters.step = read_at_least_zero(input, "step");
-  if (input.contains("automatic_step_factor")) {
-    if (parameters.step > 0.0) {
-      throw InputError(quote("automatic_step_factor") +
-                       " applies only to the automatic step (\"step\" absent or 0)");
-    }
+  // The automatic step's keys, only where it is in force.
+  const auto automatic_only = [&](const char* key) {
+    if (!input.contains(key)) return false;
+    if (parameters.step > 0.0)
+      throw InputError(quote(key) + " applies only to the automatic step (\"step\" absent or 0)");
+    return true;
+  };
+  if (automatic_only("automatic_step_factor"))
     parameters.automatic_step_factor = read_positive(input, "automatic_step_factor");
-  }
-  if (input.contains("automatic_step")) {
-    if (parameters.step > 0.0) {
-      throw InputError(quote("automatic_step") + " applies only to the automatic step (\"step\" absent or 0)");
-    }
-    parameters.automatic_step = read_automatic_step(input);
-  }
+  if (automatic_only("automatic_step")) parameters.automatic_step = read_automatic_step(input);
   if (input.contains("max_steps")) {
     parameters.max_steps = read_int_in(input, "max_steps", 1, kMaxSteps);
   }
