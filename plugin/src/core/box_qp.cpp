@@ -6,14 +6,23 @@
 
 namespace simpact::internal {
 
-void BoxQp::set_rows(const SparseRowMatrix& a) {
+void BoxQp::set_rows(const SparseRowMatrix& a, int dense_limit) {
   a_ = a;
   a_.makeCompressed();
   at_ = a_.transpose();
   n_ = static_cast<int>(a_.rows());
   r_ = static_cast<int>(a_.cols());
+  // Entries of W are sums over A's columns in ascending order whichever way
+  // they are formed (the sparse product and entry()'s merge alike), so the
+  // dense and the on-demand paths read the same numbers.
+  if (n_ > 0 && n_ <= dense_limit) {
+    const SparseRowMatrix product = a_ * a_.transpose();
+    gram_ = Eigen::MatrixXd(product);
+  } else {
+    gram_.resize(0, 0);
+  }
   diagonal_.resize(n_);
-  for (int j = 0; j < n_; ++j) diagonal_[j] = a_.row(j).squaredNorm();
+  for (int j = 0; j < n_; ++j) diagonal_[j] = dense() ? gram_(j, j) : a_.row(j).squaredNorm();
   scatter_ = Eigen::VectorXd::Zero(r_);
   stuck_mark_.assign(static_cast<size_t>(n_), 0);
   dependent_mark_.assign(static_cast<size_t>(n_), 0);
@@ -32,6 +41,7 @@ void BoxQp::reset() {
 }
 
 double BoxQp::entry(int j, int k) const {
+  if (dense()) return gram_(j, k);
   double sum = 0.0;
   SparseRowMatrix::InnerIterator a(a_, j), b(a_, k);
   while (a && b) {
@@ -62,6 +72,10 @@ void BoxQp::set_x(int j, double value) {
   const double change = value - x_[j];
   if (change == 0.0) return;
   x_[j] = value;
+  if (dense()) {
+    w_.noalias() += change * gram_.col(j);
+    return;
+  }
   // w += change · W_:j = change · A (A_jᵀ)
   for (SparseRowMatrix::InnerIterator it(a_, j); it; ++it) scatter_[it.index()] = it.value();
   dw_.noalias() = a_ * scatter_;
@@ -72,14 +86,18 @@ void BoxQp::set_x(int j, double value) {
 double BoxQp::factor_row(int j) {
   const int k = static_cast<int>(clamped_.size());
   y_.resize(k);
-  for (SparseRowMatrix::InnerIterator it(a_, j); it; ++it) scatter_[it.index()] = it.value();
-  for (int c = 0; c < k; ++c) {
-    double sum = 0.0;
-    for (SparseRowMatrix::InnerIterator it(a_, clamped_[static_cast<size_t>(c)]); it; ++it)
-      sum += it.value() * scatter_[it.index()];
-    y_[c] = sum;  // W_Cj
+  if (dense()) {
+    for (int c = 0; c < k; ++c) y_[c] = gram_(clamped_[static_cast<size_t>(c)], j);  // W_Cj
+  } else {
+    for (SparseRowMatrix::InnerIterator it(a_, j); it; ++it) scatter_[it.index()] = it.value();
+    for (int c = 0; c < k; ++c) {
+      double sum = 0.0;
+      for (SparseRowMatrix::InnerIterator it(a_, clamped_[static_cast<size_t>(c)]); it; ++it)
+        sum += it.value() * scatter_[it.index()];
+      y_[c] = sum;  // W_Cj
+    }
+    for (SparseRowMatrix::InnerIterator it(a_, j); it; ++it) scatter_[it.index()] = 0.0;
   }
-  for (SparseRowMatrix::InnerIterator it(a_, j); it; ++it) scatter_[it.index()] = 0.0;
   if (k > 0) factor_.topLeftCorner(k, k).triangularView<Eigen::Lower>().solveInPlace(y_);  // L⁻¹ W_Cj
   y_owner_ = j;
   return diagonal_[j] - y_.squaredNorm();
@@ -259,16 +277,25 @@ bool BoxQp::drive(int j, int max_steps) {
     const bool null_move = satisfied;
     const double direction =
         null_move ? (hi_[j] - x_[j] <= x_[j] - lo_[j] ? 1.0 : -1.0) : (w_[j] < 0.0 ? 1.0 : -1.0);
-    // g = Aᵀ dx with dx_j = direction, dx_C = direction · dxc; Δw = A g.
-    g_.setZero(r_);
-    for (SparseRowMatrix::InnerIterator it(a_, j); it; ++it) g_[it.index()] += direction * it.value();
-    for (int c = 0; c < k; ++c) {
-      const double d = direction * dxc_[c];
-      if (d == 0.0) continue;
-      for (SparseRowMatrix::InnerIterator it(a_, clamped_[static_cast<size_t>(c)]); it; ++it)
-        g_[it.index()] += d * it.value();
+    // Δw = W dx with dx_j = direction, dx_C = direction · dxc: from W's
+    // columns when it is dense, else as A g with g = Aᵀ dx.
+    if (dense()) {
+      dw_.noalias() = direction * gram_.col(j);
+      for (int c = 0; c < k; ++c) {
+        const double d = direction * dxc_[c];
+        if (d != 0.0) dw_.noalias() += d * gram_.col(clamped_[static_cast<size_t>(c)]);
+      }
+    } else {
+      g_.setZero(r_);
+      for (SparseRowMatrix::InnerIterator it(a_, j); it; ++it) g_[it.index()] += direction * it.value();
+      for (int c = 0; c < k; ++c) {
+        const double d = direction * dxc_[c];
+        if (d == 0.0) continue;
+        for (SparseRowMatrix::InnerIterator it(a_, clamped_[static_cast<size_t>(c)]); it; ++it)
+          g_[it.index()] += d * it.value();
+      }
+      dw_.noalias() = a_ * g_;
     }
-    dw_.noalias() = a_ * g_;
     const double slope_floor = kBoxDegenerateSlope * std::max(dw_.cwiseAbs().maxCoeff(), 1e-300);
 
     enum Event { kNone, kJoin, kBound, kClampedUpper, kClampedLower, kBoundedJoins } event = kNone;

@@ -2,8 +2,10 @@
 //     min ½ xᵀ W x + qᵀ x   subject to   lo ≤ x ≤ hi,      W = A Aᵀ,
 // equivalently the box LCP: w = W x + q and, for every variable j,
 //     lo_j < x_j < hi_j ⇒ w_j = 0,   x_j = lo_j ⇒ w_j ≥ 0,   x_j = hi_j ⇒ w_j ≤ 0.
-// A is sparse (n × r): W is symmetric positive SEMI-definite of rank ≤ r and
-// is never formed; every product with W goes through A (W v = A (Aᵀ v)).
+// A is sparse (n × r): W is symmetric positive SEMI-definite of rank ≤ r.
+// Up to kBoxDenseGramLimit variables W is formed once, densely, and a drive
+// step reads its entries and columns; above, W is never formed and every
+// product with it goes through A (W v = A (Aᵀ v)).
 //
 // Method: the principal pivoting of R. W. Cottle and G. B. Dantzig
 // ("Complementary pivot theory of mathematical programming", Linear Algebra
@@ -27,7 +29,8 @@
 //
 // Factorization: W_CC = L Lᵀ (Cholesky), grown by one row when a variable
 // joins C and repaired by a rank-one update when one leaves (O(|C|²) each);
-// |C| ≤ rank W ≤ r. A drive step costs O(|C|² + nnz(A)).
+// |C| ≤ rank W ≤ r. A drive step costs O(|C|² + nnz(A)), or O(|C|² + n |C|)
+// with W kept densely (kBoxDenseGramLimit).
 //
 // Warm start: the states of the last solve are kept; the next solve (same A,
 // new q or bounds) starts from them, re-establishes w_C = 0, demotes every
@@ -62,12 +65,23 @@ inline constexpr double kBoxPivotTolerance = 1e-10;
 /// events, would stop the drive with zero-length steps.
 inline constexpr double kBoxDegenerateSlope = 1e-12;
 
+/// W is kept densely (n² doubles, filled once per set_rows from the sparse
+/// product A Aᵀ) when n is at most this: 1024 variables — 341 contacts in
+/// 3-D — take 8 MB, the size of the clamped factor's own n × n bound. Every
+/// entry a drive step reads (W_Cj, the column Δw) is then a load instead of
+/// a sparse dot product of two rows of A, which was a third of a 32-contact
+/// cluster's time. Above it the entries are formed from A on demand and
+/// memory stays linear in nnz(A).
+inline constexpr int kBoxDenseGramLimit = 1024;
+
 class BoxQp {
  public:
   enum class State : char { kFree, kClamped, kLower, kUpper };
 
-  /// Sets A (n × r). Forgets the warm state.
-  void set_rows(const SparseRowMatrix& a);
+  /// Sets A (n × r). Forgets the warm state. W is kept densely when
+  /// n ≤ dense_limit (kBoxDenseGramLimit; tests pass 0 to check the sparse
+  /// path against the dense one).
+  void set_rows(const SparseRowMatrix& a, int dense_limit = kBoxDenseGramLimit);
   int size() const { return n_; }
 
   /// Solves for q, lo ≤ hi (n each; lo finite, hi finite or +∞: a variable
@@ -90,8 +104,11 @@ class BoxQp {
   const std::vector<int>& clamped() const { return clamped_; }
   int steps() const { return steps_; }  ///< drive steps of the last solve
 
-  /// W_jk = A_j · A_k.
+  /// W_jk = A_j · A_k (the sum over A's columns in ascending order, read
+  /// from the dense W when it is kept: the same number either way).
   double entry(int j, int k) const;
+  /// True when W is kept densely (set_rows' dense_limit).
+  bool dense() const { return gram_.size() > 0; }
   /// out = W v (n).
   void multiply(const Eigen::VectorXd& v, Eigen::VectorXd& out) const;
 
@@ -115,6 +132,7 @@ class BoxQp {
   SparseRowMatrix a_;
   Eigen::SparseMatrix<double, Eigen::ColMajor> at_;  // Aᵀ (r × n), for W v
   Eigen::VectorXd diagonal_;                          // W_jj
+  Eigen::MatrixXd gram_;  // W, when n ≤ kBoxDenseGramLimit (else empty)
   Eigen::VectorXd x_, w_, q_, lo_, hi_, wtol_, xtol_;
   std::vector<State> state_;
   std::vector<int> clamped_;
