@@ -29,6 +29,8 @@ void BoxQp::set_rows(const SparseRowMatrix& a, int dense_limit) {
   stamp_ = 0;
   const int capacity = std::min(n_, r_);
   factor_.setZero(capacity, capacity);
+  if (dense()) clamped_columns_.setZero(n_, capacity);
+  else clamped_columns_.resize(0, 0);
   reset();
 }
 
@@ -123,6 +125,7 @@ void BoxQp::clamp(int j) {
   const double s = diagonal_[j] - y_.squaredNorm();
   if (k > 0) factor_.block(k, 0, 1, k) = y_.transpose();
   factor_(k, k) = std::sqrt(std::max(s, 0.0));
+  if (dense()) clamped_columns_.col(k) = gram_.col(j);
   clamped_.push_back(j);
   state_[static_cast<size_t>(j)] = State::kClamped;
   y_owner_ = -1;
@@ -132,6 +135,8 @@ void BoxQp::release(int position, State to) {
   const int k = static_cast<int>(clamped_.size());
   const int j = clamped_[static_cast<size_t>(position)];
   clamped_.erase(clamped_.begin() + position);
+  if (dense())
+    for (int c = position; c < k - 1; ++c) clamped_columns_.col(c) = clamped_columns_.col(c + 1);
   state_[static_cast<size_t>(j)] = to;
   y_owner_ = -1;
   // Delete row and column `position` of L: the rows below shift up and the
@@ -280,11 +285,9 @@ bool BoxQp::drive(int j, int max_steps) {
     // Δw = W dx with dx_j = direction, dx_C = direction · dxc: from W's
     // columns when it is dense, else as A g with g = Aᵀ dx.
     if (dense()) {
-      dw_.noalias() = direction * gram_.col(j);
-      for (int c = 0; c < k; ++c) {
-        const double d = direction * dxc_[c];
-        if (d != 0.0) dw_.noalias() += d * gram_.col(clamped_[static_cast<size_t>(c)]);
-      }
+      dw_ = gram_.col(j);
+      if (k > 0) dw_.noalias() += clamped_columns_.leftCols(k) * dxc_;
+      dw_ *= direction;  // ±1: exact
     } else {
       g_.setZero(r_);
       for (SparseRowMatrix::InnerIterator it(a_, j); it; ++it) g_[it.index()] += direction * it.value();

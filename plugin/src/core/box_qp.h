@@ -133,6 +133,7 @@ class BoxQp {
   Eigen::SparseMatrix<double, Eigen::ColMajor> at_;  // Aᵀ (r × n), for W v
   Eigen::VectorXd diagonal_;                          // W_jj
   Eigen::MatrixXd gram_;  // W, when n ≤ kBoxDenseGramLimit (else empty)
+  Eigen::MatrixXd clamped_columns_;  // W_:C in clamped_'s order (first |C| columns), when W is dense
   Eigen::VectorXd x_, w_, q_, lo_, hi_, wtol_, xtol_;
   std::vector<State> state_;
   std::vector<int> clamped_;
