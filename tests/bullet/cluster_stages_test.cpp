@@ -32,7 +32,7 @@ internal::ClusterPlan Plan(ImpactLaw law, const std::vector<std::array<double, 3
   settings.law = law;
   settings.routh.max_contacts = max_contacts;
   settings.resolve_plastic_impacts = plastic;
-  internal::ClusterPlan plan(0.1);
+  internal::ClusterPlan plan(internal::StrikeThresholds{0.1, 0.1});
   std::vector<btManifoldPoint> storage;
   storage.reserve(points.size());
   for (const auto& [u, restitution, friction] : points) {
@@ -52,6 +52,38 @@ TEST(ClusterPlan, TheRestitutionIsTheSmallestOfTheStrikingPoints) {
   EXPECT_EQ(plan.law, PlannedLaw::kPropagative);
   EXPECT_FALSE(Plan(ImpactLaw::kPropagative, {{-0.05, 1.0, 0.0}}).impact);
   EXPECT_EQ(Plan(ImpactLaw::kPropagative, {{-0.05, 1.0, 0.0}}).law, PlannedLaw::kNone);
+}
+
+// A point of a manifold that carried load in the last base solve strikes
+// only above the sustained threshold (ImpactSettings::sustained_threshold);
+// a point of an unloaded manifold, or a synthetic one, above the impact
+// threshold. The load is the manifold's, not the point's: Bullet re-creates
+// the corner points of a resting box with no impulse of their own.
+TEST(ClusterPlan, LoadedManifoldsStrikeOnlyAboveTheSustainedThreshold) {
+  const internal::StrikeThresholds thresholds{0.1, 0.4};
+  btPersistentManifold loaded(nullptr, nullptr, 0, btScalar(0.02), btScalar(0.02));
+  btManifoldPoint carrying = Point(0.0, 0.5), fresh = Point(0.0, 0.5);
+  carrying.m_appliedImpulse = btScalar(0.3);
+  loaded.addManifoldPoint(carrying);
+  loaded.addManifoldPoint(fresh);
+  btPersistentManifold unloaded(nullptr, nullptr, 0, btScalar(0.02), btScalar(0.02));
+  unloaded.addManifoldPoint(fresh);
+  ASSERT_TRUE(internal::carried_load(&loaded));
+  ASSERT_FALSE(internal::carried_load(&unloaded));
+  ASSERT_FALSE(internal::carried_load(nullptr));
+  EXPECT_EQ(thresholds.of(&loaded), 0.4);
+  EXPECT_EQ(thresholds.of(&unloaded), 0.1);
+  EXPECT_EQ(thresholds.of(nullptr), 0.1);
+  for (const double u : {-0.2, -0.5}) {
+    internal::ClusterPlan on_loaded(thresholds), on_unloaded(thresholds), synthetic(thresholds);
+    on_loaded.add(u, loaded.getContactPoint(1), &loaded);  // the fresh point of the loaded manifold
+    on_unloaded.add(u, unloaded.getContactPoint(0), &unloaded);
+    synthetic.add(u, fresh, nullptr);
+    EXPECT_EQ(on_loaded.impact, u < -0.4) << u;
+    EXPECT_TRUE(on_unloaded.impact) << u;
+    EXPECT_TRUE(synthetic.impact) << u;
+    EXPECT_EQ(on_loaded.threshold, 0.1);  // the cluster's impact threshold stays the impact one
+  }
 }
 
 TEST(ClusterPlan, AutoPicksByFrictionAndRestitution) {

@@ -258,4 +258,20 @@ TEST(StrikeRule, AutomaticThresholdIsAQuarterOfGravityTimesTheStepWithAFloor) {
   EXPECT_EQ(internal::impact_threshold(-1.0, 0.0, 1.0 / 60.0), simpact::bullet::kMinimumImpactThreshold);
 }
 
+// The sustained threshold (ImpactSettings::sustained_threshold): automatic
+// kSustainedGravitySteps·|g|·h, a configured value as given, and never
+// below the impact threshold (so 0 turns the distinction off).
+TEST(StrikeRule, SustainedThresholdIsTwoGravityStepsAndNeverBelowTheImpactOne) {
+  const double h = 1.0 / 240.0, g = 9.81;
+  const internal::StrikeThresholds automatic = internal::strike_thresholds(-1.0, -1.0, g, h);
+  EXPECT_DOUBLE_EQ(automatic.impact, simpact::bullet::kThresholdGravitySteps * g * h);
+  EXPECT_DOUBLE_EQ(automatic.sustained, simpact::bullet::kSustainedGravitySteps * g * h);
+  EXPECT_EQ(internal::strike_thresholds(-1.0, 0.5, g, h).sustained, 0.5);
+  EXPECT_EQ(internal::strike_thresholds(-1.0, 0.0, g, h).sustained, automatic.impact);
+  EXPECT_EQ(internal::strike_thresholds(0.3, -1.0, g, h).sustained, 0.3);  // 2|g|h = 0.08 < 0.3
+  const internal::StrikeThresholds weightless = internal::strike_thresholds(-1.0, -1.0, 0.0, h);
+  EXPECT_EQ(weightless.sustained, weightless.impact);
+  EXPECT_EQ(weightless.impact, simpact::bullet::kMinimumImpactThreshold);
+}
+
 }  // namespace

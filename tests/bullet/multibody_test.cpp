@@ -62,6 +62,16 @@ MultiBodyWorldOptions options(ImpactLaw law = ImpactLaw::kPropagative, double gr
   return o;
 }
 
+// A solid ball of 2 kg and r = 0.1 m as a free base centred at `center`
+// (its collider: {-1, center, 0.1, e, μ}).
+simpact::worlds::FreeBase ball_base_at(const Eigen::Vector3d& center) {
+  simpact::worlds::FreeBase base;
+  base.center = center;
+  base.mass = 2.0;
+  base.inertia = Eigen::Vector3d::Constant(0.4 * 2.0 * 0.01);
+  return base;
+}
+
 // (a) A cradle of n pendulums (L = 1 m, r = 5 cm, 1 kg, e = 1) whose first
 // bob swings in at 1 m/s: the rigid cradle's (0, …, 0, 1).
 // `base`: simpact's base solver; `stock`: without simpact, the world's
@@ -608,10 +618,7 @@ TEST(MultiBodyImpact, FreeBaseBallBouncesElastically) {
   o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
   MultiBodyWorld world(o);
   world.add_plane({0, 1, 0}, 0.0, 1.0, 0.0);
-  simpact::worlds::FreeBase base;
-  base.center = {0.0, 0.1, 0.0};
-  base.mass = 2.0;
-  base.inertia = Eigen::Vector3d::Constant(0.4 * 2.0 * 0.01);
+  simpact::worlds::FreeBase base = ball_base_at({0.0, 0.1, 0.0});
   base.velocity = {0.3, -1.0, 0.0};
   btMultiBody* ball = world.add_free_base_tree(base, {}, {{-1, base.center, 0.1, 1.0, 0.0}});
   world.step(kStep);
@@ -800,10 +807,7 @@ TEST(MultiBodyBase, RestingContactsStayAtRestWithEachBase) {
     o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
     MultiBodyWorld world(o);
     btMultiBody* arm = add_arm(world, 1.0, 0.5, Eigen::Vector2d::Zero());
-    simpact::worlds::FreeBase ball_base;
-    ball_base.center = {3.0, 0.1 - Arm::kR, 0.0};  // on the arm's plane y = −r
-    ball_base.mass = 2.0;
-    ball_base.inertia = Eigen::Vector3d::Constant(0.4 * 2.0 * 0.01);
+    const simpact::worlds::FreeBase ball_base = ball_base_at({3.0, 0.1 - Arm::kR, 0.0});  // on the arm's plane y = −r
     btMultiBody* ball = world.add_free_base_tree(ball_base, {}, {{-1, ball_base.center, 0.1, 1.0, 0.5}});
     double max_rate = 0.0, max_speed = 0.0, min_height = 1e9, max_height = -1e9;
     for (int k = 0; k < kSteps; ++k) {
@@ -825,6 +829,46 @@ TEST(MultiBodyBase, RestingContactsStayAtRestWithEachBase) {
                 "MLCP fallbacks %d of %d steps\n",
                 simpact::bullet::to_string(base), max_rate, max_speed, min_height, max_height,
                 mlcp != nullptr ? mlcp->getNumFallbacks() : 0, kSteps);
+  }
+}
+
+// The sustained threshold (ImpactSettings::sustained_threshold) in the
+// multibody adapter, with each base: every base writes the resting ball's
+// normal impulse back into its manifold (the load the rule reads), so a
+// downward push of |g|h on the resting free-base ball (e = 1, above the
+// impact threshold |g|h/4, below the sustained 2|g|h) stays sustained
+// contact — unless the distinction is off (sustained_threshold 0), when it
+// is an elastic impact — and a push of 1 m/s is an impact either way.
+TEST(MultiBodyBase, LoadedContactsStrikeOnlyAboveTheSustainedThreshold) {
+  const double gh = kGravity * kStep;
+  for (const MultiBodyBaseSolver base : kBases) {
+    SCOPED_TRACE(simpact::bullet::to_string(base));
+    const auto pushed = [&](double speed, double sustained_threshold) {
+      std::vector<MultiBodyImpactReport> reports;
+      MultiBodyWorldOptions o = options();
+      o.config.base = base;
+      o.config.sustained_threshold = sustained_threshold;
+      o.config.on_impact = [&](const MultiBodyImpactReport& r) { reports.push_back(r); };
+      MultiBodyWorld world(o);
+      world.add_plane({0, 1, 0}, 0.0, 1.0, 0.0);
+      const simpact::worlds::FreeBase ball_base = ball_base_at({0.0, 0.1, 0.0});
+      btMultiBody* ball = world.add_free_base_tree(ball_base, {}, {{-1, ball_base.center, 0.1, 1.0, 0.0}});
+      for (int k = 0; k < 60; ++k) world.step(kStep);
+      EXPECT_TRUE(reports.empty()) << "the ball rests";
+      btDispatcher& dispatcher = *world.dynamics_world().getDispatcher();
+      double load = 0.0;
+      for (int k = 0; k < dispatcher.getNumManifolds(); ++k) {
+        const btPersistentManifold* manifold = dispatcher.getManifoldByIndexInternal(k);
+        for (int c = 0; c < manifold->getNumContacts(); ++c) load += double(manifold->getContactPoint(c).m_appliedImpulse);
+      }
+      EXPECT_GT(load, 0.0) << "the base solver wrote the ball's load into its manifold";
+      ball->setBaseVel(btVector3(0, btScalar(-speed), 0));
+      world.step(kStep);
+      return reports.size();
+    };
+    EXPECT_EQ(pushed(gh, -1.0), 0u);
+    EXPECT_EQ(pushed(gh, 0.0), 1u);
+    EXPECT_EQ(pushed(1.0, -1.0), 1u);
   }
 }
 

@@ -343,6 +343,31 @@ TEST(CliScene, RouthOutcomeIsReproducibleFromTheSeed) {
   EXPECT_GE(Json::parse(box_drop_output(3, {{"automatic_step", "simultaneous"}}))["routh_impacts"].get<int>(), 1);
 }
 
+// simpact.sustained_threshold is read: a column of eight 1 × 0.5 × 1 m boxes
+// dropped 1 cm onto a slab, law routh, 1 s at 240 Hz. Once landed it rests
+// (the impacts are the landing and its settling); with the distinction off
+// (0) Bullet's unconverged loaded corners strike every other step
+// (tests/bullet/routh_scenario_test.cpp, SustainedContact).
+int resting_column_impacts(const Json& sustained_threshold) {
+  Json input = Json::parse(R"({
+    "dt": 0.004166666666666667, "steps": 240,
+    "bodies": [{"shape": "box", "half_extents": [10, 0.5, 10], "mass": 0, "position": [0, -0.5, 0], "friction": 1}],
+    "simpact": {"law": "routh", "routh": {"max_contacts": 32}}
+  })");
+  for (int i = 0; i < 8; ++i)
+    input["bodies"].push_back(
+        {{"shape", "box"}, {"half_extents", {0.5, 0.25, 0.5}}, {"position", {0.0, 0.26 + 0.5 * i, 0.0}}, {"friction", 1}});
+  if (!sustained_threshold.is_null()) input["simpact"]["sustained_threshold"] = sustained_threshold;
+  return scene_ok(input)["routh_impacts"].get<int>();
+}
+
+TEST(CliScene, SustainedThresholdIsRead) {
+  const int automatic = resting_column_impacts(Json()), off = resting_column_impacts(0.0);
+  EXPECT_GE(automatic, 1);
+  EXPECT_LE(automatic, 10);
+  EXPECT_GT(off, 50) << "automatic " << automatic;
+}
+
 struct Malformed {
   const char* what;
   std::function<void(Json&)> edit;
@@ -434,6 +459,9 @@ TEST(CliScene, MalformedScenesExit2NamingTheKey) {
       {"unknown automatic step",
        [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"automatic_step", "cluster"}}}}; },
        R"("automatic_step" must be one of: automatic, single_contact, simultaneous)"},
+      {"negative sustained threshold",
+       [](Json& s) { s["simpact"] = {{"sustained_threshold", -0.1}}; },
+       R"("sustained_threshold" must be >= 0)"},
       {"zero max_contacts",
        [](Json& s) { s["simpact"] = {{"law", "routh"}, {"routh", {{"max_contacts", 0}}}}; },
        R"("max_contacts" must be an integer >= 1)"},

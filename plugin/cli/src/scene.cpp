@@ -40,7 +40,8 @@ const std::vector<std::string> kSceneKeys = {
     "joints", "multibodies", "substeps", "record",
 };
 const std::vector<std::string> kSimpactKeys = {
-    "policy", "seed", "base", "impact_threshold", "touch_tolerance", "max_reflections", "law", "routh",
+    "policy", "seed", "base", "impact_threshold", "sustained_threshold", "touch_tolerance", "max_reflections", "law",
+    "routh",
     "variational_budget", "resolve_plastic_impacts",
 };
 const std::vector<std::string> kRouthKeys = {
@@ -247,6 +248,9 @@ void read_simpact_config(const Json& object, bullet::ImpactSettings& config) {
   if (object.contains("seed")) config.seed = read_unsigned(object, "seed");
   if (object.contains("impact_threshold")) {
     config.impact_threshold = read_at_least_zero(object, "impact_threshold");
+  }
+  if (object.contains("sustained_threshold")) {
+    config.sustained_threshold = read_at_least_zero(object, "sustained_threshold");
   }
   if (object.contains("touch_tolerance")) {
     config.touch_tolerance = read_at_least_zero(object, "touch_tolerance");

@@ -20,7 +20,7 @@ namespace simpact::bullet::internal {
 
 void ClusterPlan::add(double u, const btManifoldPoint& point, const btPersistentManifold* manifold) {
   frictional = frictional || point.m_combinedFriction > 0;
-  note_strike(u, threshold, point_restitution(manifold, point), impact, restitution);
+  note_strike(u, strikes.of(manifold), point_restitution(manifold, point), impact, restitution);
 }
 
 AppliedLaw ClusterPlan::applied() const {

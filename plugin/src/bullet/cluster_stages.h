@@ -52,18 +52,19 @@ enum class PlannedLaw { kNone, kPropagative, kRouth, kRouthRestitution, kBaseSol
 
 /// Whether a cluster is an impact, and what resolves it.
 struct ClusterPlan {
-  bool impact = false;       ///< some point approaches faster than `threshold`
-  double threshold = 0.0;    ///< the cluster's impact threshold [m/s]
+  bool impact = false;       ///< some point strikes (StrikeThresholds::strikes)
+  double threshold = 0.0;    ///< the cluster's impact threshold [m/s] (strikes.impact)
+  StrikeThresholds strikes;  ///< impact and sustained thresholds [m/s]
   double restitution = 1.0;  ///< R, smallest m_combinedRestitution of the striking points, in [0, 1]
   bool frictional = false;   ///< some point has μ > 0
   PlannedLaw law = PlannedLaw::kNone;
   bool oversized = false;    ///< a Routh law was due but the cluster is over the cap
 
-  explicit ClusterPlan(double impact_threshold) : threshold(impact_threshold) {}
+  explicit ClusterPlan(const StrikeThresholds& thresholds) : threshold(thresholds.impact), strikes(thresholds) {}
   /// Folds in one candidate point: u, its relative normal velocity before
   /// this step's forces (> 0 separating), Bullet's point and its manifold
-  /// (null for a synthetic point): note_strike with point_restitution; μ > 0
-  /// makes the cluster frictional.
+  /// (null for a synthetic point): note_strike against strikes.of(manifold)
+  /// with point_restitution; μ > 0 makes the cluster frictional.
   void add(double u, const btManifoldPoint& point, const btPersistentManifold* manifold);
   /// Whether the law needs the tangent rows (kRouth, kRouthRestitution).
   bool routh() const { return law == PlannedLaw::kRouth || law == PlannedLaw::kRouthRestitution; }

@@ -18,6 +18,22 @@ double impact_threshold(double configured, double gravity, double h) {
   return std::max(kThresholdGravitySteps * gravity * h, kMinimumImpactThreshold);
 }
 
+bool carried_load(const btPersistentManifold* manifold) {
+  if (manifold == nullptr) return false;
+  double load = 0.0;
+  for (int c = 0; c < manifold->getNumContacts(); ++c) load += double(manifold->getContactPoint(c).m_appliedImpulse);
+  return load > 0.0;
+}
+
+StrikeThresholds strike_thresholds(double impact_configured, double sustained_configured, double gravity,
+                                   double h) {
+  StrikeThresholds t;
+  t.impact = impact_threshold(impact_configured, gravity, h);
+  t.sustained = std::max(t.impact, sustained_configured >= 0.0 ? sustained_configured
+                                                              : kSustainedGravitySteps * gravity * h);
+  return t;
+}
+
 std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t counter) {
   std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (counter + 1);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;

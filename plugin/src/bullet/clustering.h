@@ -28,6 +28,7 @@
 
 class btCollisionObject;
 class btManifoldPoint;
+class btPersistentManifold;
 
 namespace simpact::bullet::internal {
 
@@ -49,6 +50,29 @@ inline bool is_dynamic(const btRigidBody* body) {
 /// `configured` when ≥ 0, else max(kThresholdGravitySteps·gravity·h,
 /// kMinimumImpactThreshold), `gravity` the largest |g| of the bodies.
 double impact_threshold(double configured, double gravity, double h);
+
+/// Whether `manifold` carried load in the last base solve: the sum of its
+/// points' m_appliedImpulse (written back by Bullet's solvers, zeroed by
+/// BaseSolverHandoff::forget for points an impact resolved and the base
+/// solve then did not see) is positive. False for null (a synthetic point).
+bool carried_load(const btPersistentManifold* manifold);
+
+/// The two speeds a point's approach is compared with to decide whether it
+/// strikes (ImpactSettings::impact_threshold, sustained_threshold) [m/s].
+struct StrikeThresholds {
+  double impact = 0.0;     ///< impact_threshold(...)
+  double sustained = 0.0;  ///< ≥ impact: for points of a manifold that carried load
+  /// The threshold for a point of `manifold` (null: a synthetic point).
+  double of(const btPersistentManifold* manifold) const { return carried_load(manifold) ? sustained : impact; }
+  /// u < −of(manifold): the point approaches fast enough to be an impact.
+  bool strikes(double u, const btPersistentManifold* manifold) const { return u < -of(manifold); }
+};
+
+/// impact = impact_threshold(impact_configured, gravity, h); sustained =
+/// max(impact, sustained_configured) when sustained_configured ≥ 0, else
+/// max(impact, kSustainedGravitySteps · gravity · h).
+StrikeThresholds strike_thresholds(double impact_configured, double sustained_configured, double gravity,
+                                   double h);
 
 /// SplitMix64 finalizer of seed + golden-ratio × (counter + 1)
 /// (impact_solver.h, "Seeds").

@@ -70,6 +70,10 @@ double impact_threshold(const ImpactSolverConfig& config, double gravity, double
   return internal::impact_threshold(config.impact_threshold, gravity, h);
 }
 
+internal::StrikeThresholds strike_thresholds(const ImpactSolverConfig& config, double gravity, double h) {
+  return internal::strike_thresholds(config.impact_threshold, config.sustained_threshold, gravity, h);
+}
+
 double largest_gravity(std::initializer_list<const btRigidBody*> bodies) {
   double gravity = 0.0;
   for (const btRigidBody* body : bodies)
@@ -129,6 +133,7 @@ void validate(const ImpactSettings& config) {
   require(std::isfinite(config.touch_tolerance) && config.touch_tolerance >= 0.0,
           "touch_tolerance must be finite and >= 0, got " + std::to_string(config.touch_tolerance));
   require(!std::isnan(config.impact_threshold), "impact_threshold must not be NaN");
+  require(!std::isnan(config.sustained_threshold), "sustained_threshold must not be NaN");
   require(config.policy != OrderPolicy::kAll,
           "policy must be a simulation order (most_negative, least_negative, time_of_impact, index "
           "or random), got all: use compute_indeterminacy to measure the spread of outcomes");
@@ -327,14 +332,14 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
     const btRigidBody* body_b = btRigidBody::upcast(manifold->getBody1());
     if (!is_dynamic(body_a) && !is_dynamic(body_b)) continue;
     if (manifold->getNumContacts() == 0) continue;
-    // The manifold's impact threshold, computed for its first approaching
-    // point only (a resting pile's manifolds never need it).
-    bool threshold_known = false;
-    double threshold = 0.0;
-    const auto strike_threshold = [&]() {
-      if (!threshold_known) threshold = impact_threshold(config, largest_gravity({body_a, body_b}), h);
-      threshold_known = true;
-      return threshold;
+    // The manifold's strike thresholds, computed for its first approaching
+    // point only (a resting pile's manifolds never need them).
+    bool thresholds_known = false;
+    internal::StrikeThresholds thresholds;
+    const auto strikes = [&](double u) {
+      if (!thresholds_known) thresholds = strike_thresholds(config, largest_gravity({body_a, body_b}), h);
+      thresholds_known = true;
+      return thresholds.strikes(u, manifold);
     };
     const auto velocity = [&](const btRigidBody* body, const btVector3& at) { return velocity_at(source, body, at); };
     for (int c = 0; c < manifold->getNumContacts(); ++c) {
@@ -344,7 +349,7 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
       if (!(gap <= config.touch_tolerance || (u < 0.0 && gap + u * h <= config.touch_tolerance)))
         continue;
       any_strike = any_strike ||
-                   (u < 0.0 && u < -strike_threshold() &&
+                   (u < 0.0 && strikes(u) &&
                     (p.m_combinedRestitution > 0 || rule.plastic ||
                      (rule.frictional && p.m_combinedFriction > 0)));
       s.points.push_back(manifold_point(manifold, k, c, u));
@@ -396,7 +401,7 @@ internal::ClusterPlan plan_of(Impl& s, const ImpactSolverConfig& config, const s
     local[members[j]] = j;
     gravity = std::max(gravity, largest_gravity({s.bodies[members[j]]}));
   }
-  internal::ClusterPlan plan(impact_threshold(config, gravity, h));
+  internal::ClusterPlan plan(strike_thresholds(config, gravity, h));
   for (const int id : ids) plan.add(s.points[id].u, *s.points[id].point, s.points[id].manifold);
   internal::decide_law(config, static_cast<int>(ids.size()), plan);
   return plan;
@@ -1002,7 +1007,7 @@ void add_touching_points(Impl& s, const ImpactSolverConfig& config, btPersistent
   double strike_speed = 0.0;
   for (const Impl::Point& p : s.points) {
     touching.emplace_back(p.object_a, p.object_b);
-    if (!(p.u < -impact_threshold(config, largest_gravity({p.body_a, p.body_b}), h))) continue;
+    if (!strike_thresholds(config, largest_gravity({p.body_a, p.body_b}), h).strikes(p.u, p.manifold)) continue;
     strike_speed = std::max(strike_speed, -p.u);
     struck.push_back(p.object_a);
     struck.push_back(p.object_b);

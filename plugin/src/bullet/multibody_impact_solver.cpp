@@ -203,8 +203,8 @@ double world_gravity(const Impl& s) {
   return s.world != nullptr ? double(s.world->getGravity().length()) : 0.0;
 }
 
-double threshold_for(const MultiBodyImpactSolverConfig& config, double gravity, double h) {
-  return internal::impact_threshold(config.impact_threshold, gravity, h);
+internal::StrikeThresholds strikes_for(const MultiBodyImpactSolverConfig& config, double gravity, double h) {
+  return internal::strike_thresholds(config.impact_threshold, config.sustained_threshold, gravity, h);
 }
 
 double node_gravity(const Impl& s, const Impl::Node& node) {
@@ -598,7 +598,7 @@ struct MultibodyCluster {
   internal::ClusterPlan plan() const {
     double gravity = 0.0;
     for (const int j : c.members) gravity = std::max(gravity, node_gravity(s, s.nodes[j]));
-    internal::ClusterPlan plan(threshold_for(config, gravity, h));
+    internal::ClusterPlan plan(strikes_for(config, gravity, h));
     for (const int id : c.ids) plan.add(s.points[id].u, *s.points[id].point, s.points[id].manifold);
     internal::decide_law(config, static_cast<int>(c.ids.size()), plan);
     return plan;
@@ -1165,7 +1165,7 @@ void add_touching_points(Impl& s, const MultiBodyImpactSolverConfig& config,
     double gravity = 0.0;
     for (const Impl::Side* side : {&p.a, &p.b})
       if (side->node >= 0) gravity = std::max(gravity, node_gravity(s, s.nodes[side->node]));
-    if (!(p.u < -threshold_for(config, gravity, h))) continue;
+    if (!strikes_for(config, gravity, h).strikes(p.u, p.manifold)) continue;
     strike_speed = std::max(strike_speed, -p.u);
     struck.push_back(p.a.object);
     struck.push_back(p.b.object);
@@ -1248,7 +1248,7 @@ bool collect_batch(Impl& s, const MultiBodyImpactSolverConfig& config, btPersist
       double gravity = 0.0;
       for (const Impl::Side* side : {&p.a, &p.b})
         if (side->node >= 0) gravity = std::max(gravity, node_gravity(s, s.nodes[side->node]));
-      any_strike = any_strike || p.u < -threshold_for(config_, gravity, h);
+      any_strike = any_strike || strikes_for(config_, gravity, h).strikes(p.u, p.manifold);
       s.points.push_back(p);
     }
   }

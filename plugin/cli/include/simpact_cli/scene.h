@@ -49,6 +49,9 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
     seed               integer >= 0, for policy random
     base               the stock solver behind simpact   (default stock_si)
     impact_threshold   [m/s] >= 0                     (default automatic)
+    sustained_threshold  [m/s] >= 0, for contacts that carried load
+                       in the last step; never below impact_threshold
+                       (default automatic, 2 |g| h)
     touch_tolerance    [m] >= 0                             (default 1e-3)
     max_reflections    integer in [0, 10000000]; 0 = automatic cap
     law                propagative | routh | routh_restitution | auto |

@@ -22,8 +22,9 @@
 //  2. Cluster: union–find over dynamic bodies through those contacts and
 //     enabled joints. Static and kinematic bodies are infinitely massive and
 //     join no cluster.
-//  3. Assemble: a cluster with a contact approaching faster than the impact
-//     threshold is an impact, with
+//  3. Assemble: a cluster with a contact approaching faster than its strike
+//     threshold (impact_threshold, or sustained_threshold for a point of a
+//     manifold that carried load in the last base solve) is an impact, with
 //       v   = [v_A, ω_A, v_B, ω_B, …], 6 per dynamic body, world frame, SI,
 //             at mid-step: v* = v + ½ h M⁻¹ f_ext (v without this step's forces);
 //       M⁻¹ = blockdiag(D_l m⁻¹ D_l, D_a I⁻¹_world D_a), D the linear or
@@ -327,6 +328,20 @@ struct ImpactSettings {
   /// a quarter of |g|h is above that yet far below Bullet's 0.2 m/s
   /// (60 Hz: 0.041 m/s; 240 Hz: 0.010 m/s; 6 kHz: 0.0004 m/s).
   double impact_threshold = -1.0;
+  /// The impact threshold of a SUSTAINED contact: a point of a manifold that
+  /// carried a normal impulse in the last base solve (Σ m_appliedImpulse >
+  /// 0: the two bodies were pressed together, e.g. the boxes of a resting
+  /// stack). Such a point approaches only by what the base solver left
+  /// unresolved, and Bullet's iterative solvers leave far more in a stack
+  /// than impact_threshold assumes: after SI's 10 iterations the loaded
+  /// corners of a resting column of boxes approach at up to 0.85 |g|h (8
+  /// boxes) and 1.9 |g|h (16) — above a quarter of |g|h, so every other step
+  /// was an impact of the whole column (docs/rigid_adapter.md, "Sustained
+  /// contact"). [m/s]; negative = automatic: kSustainedGravitySteps · |g| ·
+  /// h; never below the impact threshold (a smaller value, e.g. 0, makes
+  /// sustained contacts strike like any other). A strike elsewhere in the
+  /// cluster still resolves every sustained contact with the law.
+  double sustained_threshold = -1.0;
   /// Points at most this far apart count as touching [m]. Bullet reports
   /// touching spheres at distance ≤ 0 and convex pairs up to its 0.02 m
   /// breaking threshold; 1 mm accepts resting contacts without turning
@@ -363,7 +378,7 @@ struct ImpactSettings {
 };
 
 /// Checks the shared settings: finite touch_tolerance ≥ 0, impact_threshold
-/// not NaN, max_reflections ≥ 0, a simulation policy (not kAll), a valid
+/// and sustained_threshold not NaN, max_reflections ≥ 0, a simulation policy (not kAll), a valid
 /// law, and the Routh settings' ranges. Throws std::invalid_argument naming
 /// the first bad field.
 void validate(const ImpactSettings& settings);
@@ -406,6 +421,13 @@ inline constexpr double kSlipFrameTolerance = 1e-6;
 inline constexpr double kInertContactTolerance = 1e-8;
 
 inline constexpr double kThresholdGravitySteps = 0.25;
+/// The automatic sustained threshold in units of |g|·h (ImpactSettings::
+/// sustained_threshold): above the 0.85 and 1.9 |g|h that loaded contacts of
+/// resting 8- and 16-box columns reach under SI (10 iterations), and below
+/// any push that is not gravity's own: a contact that carried load last
+/// step and now approaches faster than twice what gravity adds in a step
+/// was struck (240 Hz: 0.082 m/s; 60 Hz: 0.33 m/s).
+inline constexpr double kSustainedGravitySteps = 2.0;
 /// Floor of the automatic threshold for gravity-free scenes [m/s]: the
 /// velocity noise of a resting contact without gravity is rounding,
 /// ~1e-12 m/s; 1e-6 m/s is far above it and far below any real strike.

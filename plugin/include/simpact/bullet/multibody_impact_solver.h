@@ -48,9 +48,10 @@
 //     (impact_solver.h, stage 1; plugin/src/bullet/proximity.h).
 //  2. Union–find over nodes (through contacts, and through enabled rigid
 //     btTypedConstraints) gives clusters; a whole multibody is one node.
-//  3. Plan: a cluster with a contact approaching faster than the impact
-//     threshold (measured on the PRE-force velocities, see "Step order") is
-//     an impact; its restitution is the smallest m_combinedRestitution of
+//  3. Plan: a cluster with a contact approaching faster than its strike
+//     threshold (measured on the PRE-force velocities, see "Step order";
+//     ImpactSettings::sustained_threshold for a point of a manifold that
+//     carried load in the last base solve) is an impact; its restitution is the smallest m_combinedRestitution of
 //     its striking points, and its law follows ImpactSettings::law exactly
 //     as in the rigid adapter (impact_solver.h, "Laws" and "Cluster cap":
 //     propagative, Routh, or auto's choice and blend by friction and R).
