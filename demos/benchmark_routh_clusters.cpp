@@ -8,8 +8,11 @@
 // and solver: the wall-clock time of the slowest step whose cluster holds
 // every corner — the landing, or a later impact of the column as it settles
 // (median, min and max over seeds; each seed is a different Routh sample),
-// LCPs per impact, increments box pivoting left to Lemke, and samples that
-// failed or needed the Anitescu–Potra fallback. Lemke is run up to
+// then, once the column rests (step 120), the step in which its top box,
+// driven down at 1 m/s, strikes it: an impact that has to travel through
+// every interface, harder than the 1 cm landing. Also LCPs per impact,
+// increments box pivoting left to Lemke, and samples that failed or needed
+// the Anitescu–Potra fallback. Lemke is run up to
 // kLemkeBoxes boxes (beyond it a landing step takes seconds), and so is box
 // pivoting with the single-contact step (the default above 8 contacts is
 // the simultaneous one). Wall-clock on a possibly shared machine: figures
@@ -20,6 +23,8 @@
 
 #include <simpact_scenes/bullet_scenes.h>
 #include <simpact_worlds/bullet_world.h>
+
+#include <BulletDynamics/Dynamics/btRigidBody.h>
 
 #include <algorithm>
 #include <chrono>
@@ -41,13 +46,28 @@ struct Row {
   int boxes = 0, contacts = 0, impacts = 0, lcp_failed = 0, fallback = 0;
   long long lcps = 0, increment_fallbacks = 0;
   double median_ms = -1, min_ms = 0, max_ms = 0;
+  double strike_median_ms = -1, strike_min_ms = 0, strike_max_ms = 0;  // the struck column
 };
+
+// The column rests by this step (the landing is at step ~11); the strike
+// comes in the next one.
+constexpr int kRestSteps = 120;
+constexpr double kStrikeSpeed = 1.0;  // of the top box, downwards [m/s]
+
+// Median, min and max of `times` (sorted in place) into the three fields.
+void summarise(std::vector<double>& times, double& median, double& low, double& high) {
+  if (times.empty()) return;
+  std::sort(times.begin(), times.end());
+  median = times[times.size() / 2];
+  low = times.front();
+  high = times.back();
+}
 
 Row measure(int boxes, IncrementSolver solver, simpact::AutomaticStep rule, int seeds, bool& finite) {
   using namespace simpact::scenes;
   Row row;
   row.boxes = boxes;
-  std::vector<double> times;
+  std::vector<double> times, strikes;
   for (int seed = 0; seed < seeds; ++seed) {
     WorldOptions wo;
     wo.solver = SolverKind::kSimpact;
@@ -71,26 +91,24 @@ Row measure(int boxes, IncrementSolver solver, simpact::AutomaticStep rule, int 
     drop.boxes = boxes;
     const Scene scene = box_drop(world, drop);
     // The landing step is the one whose cluster holds every corner.
-    double landing = -1.0;
-    for (int step = 0; step < 30; ++step) {
+    double landing = -1.0, strike = -1.0;
+    for (int step = 0; step <= kRestSteps; ++step) {
+      if (step == kRestSteps) scene.bodies.back()->setLinearVelocity(btVector3(0, btScalar(-kStrikeSpeed), 0));
       cluster = 0;
       const auto start = Clock::now();
       world.step(1.0 / 240.0);
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-      if (cluster >= 4 * boxes) {
-        landing = std::max(landing, ms);
-        row.contacts = std::max(row.contacts, cluster);
-      }
+      if (cluster < 4 * boxes) continue;
+      row.contacts = std::max(row.contacts, cluster);
+      if (step == kRestSteps) strike = ms;
+      else landing = std::max(landing, ms);
     }
     if (landing >= 0.0) times.push_back(landing);
+    if (strike >= 0.0) strikes.push_back(strike);
     for (const btRigidBody* body : scene.bodies) finite = finite && std::isfinite(kinetic_energy(*body));
   }
-  std::sort(times.begin(), times.end());
-  if (!times.empty()) {
-    row.median_ms = times[times.size() / 2];
-    row.min_ms = times.front();
-    row.max_ms = times.back();
-  }
+  summarise(times, row.median_ms, row.min_ms, row.max_ms);
+  summarise(strikes, row.strike_median_ms, row.strike_min_ms, row.strike_max_ms);
   return row;
 }
 
@@ -116,14 +134,15 @@ int main(int argc, char** argv) {
   std::printf("Routh landing step (240 Hz) by cluster size, a column of boxes landing flat, %d seeds;\n"
               "median [min, max] ms per increment solver with the default automatic step, and box\n"
               "pivoting with the single-contact step; speed-ups of box pivoting (default step) over\n"
-              "each; LCPs per impact (default step, single-contact step); increments box pivoting\n"
-              "left to Lemke; samples with a failed LCP or the Anitescu-Potra fallback (all runs)\n",
-              seeds);
-  std::printf("%5s %8s | %22s | %22s | %22s | %7s %7s | %8s %8s | %8s %6s %8s\n", "boxes", "contacts", "lemke ms",
-              "box_pivoting ms", "box single-step ms", "x lemke", "x step", "lcps/imp", "single", "to_lemke",
-              "failed", "fallback");
-  const auto cell = [](const Row& r, char (&text)[64]) {
-    if (r.median_ms >= 0.0) std::snprintf(text, sizeof text, "%8.3f [%6.2f, %6.2f]", r.median_ms, r.min_ms, r.max_ms);
+              "each; the step of the resting column struck from the top at %.0f m/s (box pivoting,\n"
+              "default step); LCPs per impact (default step, single-contact step); increments box\n"
+              "pivoting left to Lemke; samples with a failed LCP or the Anitescu-Potra fallback (all runs)\n",
+              seeds, kStrikeSpeed);
+  std::printf("%5s %8s | %22s | %22s | %22s | %7s %7s | %22s | %8s %8s | %8s %6s %8s\n", "boxes", "contacts",
+              "lemke ms", "box_pivoting ms", "box single-step ms", "x lemke", "x step", "struck column ms",
+              "lcps/imp", "single", "to_lemke", "failed", "fallback");
+  const auto cell = [](double median, double low, double high, char (&text)[64]) {
+    if (median >= 0.0) std::snprintf(text, sizeof text, "%8.3f [%6.2f, %6.2f]", median, low, high);
   };
   const auto ratio = [](const Row& r, const Row& b, char (&text)[16]) {
     if (r.median_ms >= 0.0) std::snprintf(text, sizeof text, "%.1fx", r.median_ms / std::max(b.median_ms, 1e-9));
@@ -131,27 +150,30 @@ int main(int argc, char** argv) {
   const auto per_impact = [](const Row& r) { return r.impacts > 0 ? double(r.lcps) / r.impacts : 0.0; };
   for (size_t k = 0; k < sizes.size(); ++k) {
     const Row &l = lemke[k], &b = box[k], &o = single[k];
-    char lemke_text[64] = "-", box_text[64] = "-", single_text[64] = "-", over_lemke[16] = "-", over_single[16] = "-";
-    cell(l, lemke_text);
-    cell(b, box_text);
-    cell(o, single_text);
+    char lemke_text[64] = "-", box_text[64] = "-", single_text[64] = "-", strike_text[64] = "-";
+    char over_lemke[16] = "-", over_single[16] = "-";
+    cell(l.median_ms, l.min_ms, l.max_ms, lemke_text);
+    cell(b.median_ms, b.min_ms, b.max_ms, box_text);
+    cell(o.median_ms, o.min_ms, o.max_ms, single_text);
+    cell(b.strike_median_ms, b.strike_min_ms, b.strike_max_ms, strike_text);
     ratio(l, b, over_lemke);
     ratio(o, b, over_single);
-    std::printf("%5d %8d | %22s | %22s | %22s | %7s %7s | %8.1f %8.1f | %8lld %6d %8d\n", b.boxes, b.contacts,
-                lemke_text, box_text, single_text, over_lemke, over_single, per_impact(b), per_impact(o),
-                b.increment_fallbacks + o.increment_fallbacks, b.lcp_failed + l.lcp_failed + o.lcp_failed,
-                b.fallback + l.fallback + o.fallback);
+    std::printf("%5d %8d | %22s | %22s | %22s | %7s %7s | %22s | %8.1f %8.1f | %8lld %6d %8d\n", b.boxes,
+                b.contacts, lemke_text, box_text, single_text, over_lemke, over_single, strike_text, per_impact(b),
+                per_impact(o), b.increment_fallbacks + o.increment_fallbacks,
+                b.lcp_failed + l.lcp_failed + o.lcp_failed, b.fallback + l.fallback + o.fallback);
   }
   if (!options->csv.empty()) {
     std::ofstream csv(options->csv);
-    csv << "solver,boxes,contacts,median_ms,min_ms,max_ms,impacts,lcps,increment_fallbacks,lcp_failed,"
-           "finished_by_fallback\n";
+    csv << "solver,boxes,contacts,median_ms,min_ms,max_ms,strike_median_ms,strike_min_ms,strike_max_ms,impacts,"
+           "lcps,increment_fallbacks,lcp_failed,finished_by_fallback\n";
     for (size_t k = 0; k < sizes.size(); ++k)
       for (const auto& [name, r] : {std::pair{"lemke", lemke[k]}, std::pair{"box_pivoting", box[k]},
                                     std::pair{"box_pivoting_single_contact_step", single[k]}}) {
         if (r.median_ms < 0.0) continue;
         csv << name << ',' << r.boxes << ',' << r.contacts << ',' << r.median_ms << ',' << r.min_ms << ','
-            << r.max_ms << ',' << r.impacts << ',' << r.lcps << ',' << r.increment_fallbacks << ',' << r.lcp_failed
+            << r.max_ms << ',' << r.strike_median_ms << ',' << r.strike_min_ms << ',' << r.strike_max_ms << ','
+            << r.impacts << ',' << r.lcps << ',' << r.increment_fallbacks << ',' << r.lcp_failed
             << ',' << r.fallback << '\n';
       }
   }

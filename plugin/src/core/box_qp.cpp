@@ -6,6 +6,10 @@
 
 namespace simpact::internal {
 
+namespace {
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+}  // namespace
+
 void BoxQp::set_rows(const SparseRowMatrix& a, int dense_limit) {
   a_ = a;
   a_.makeCompressed();
@@ -258,6 +262,21 @@ bool BoxQp::demote() {
   return any;
 }
 
+int BoxQp::most_violated_free() const {
+  int best = -1;
+  double largest = -1.0;
+  for (int j = 0; j < n_; ++j) {
+    if (state_[static_cast<size_t>(j)] != State::kFree) continue;
+    const double size = std::abs(w_[j]);
+    const double violation = wtol_[j] > 0.0 ? size / wtol_[j] : size > 0.0 ? kInfinity : 0.0;
+    if (violation > largest) {
+      largest = violation;
+      best = j;
+    }
+  }
+  return best;
+}
+
 bool BoxQp::drive(int j, int max_steps) {
   // Marks: stuck (left C with a zero step in this drive) and dependent (on
   // the current C; refreshed every step). Stamps avoid clearing the array.
@@ -418,8 +437,13 @@ bool BoxQp::solve(const Eigen::VectorXd& q, const Eigen::VectorXd& lo, const Eig
   demote();
   constexpr int kPasses = 8;
   for (int pass = 0; pass < kPasses; ++pass) {
-    for (int j = 0; j < n_; ++j) {
-      if (state_[static_cast<size_t>(j)] != State::kFree) continue;
+    // Free variables settle one at a time, the one whose w is largest in
+    // its tolerance's units first (ties: the lowest index). Every step that
+    // settles or drives one leaves the others free, and none becomes free,
+    // so n picks end the pass.
+    for (int pick = 0; pick < n_; ++pick) {
+      const int j = most_violated_free();
+      if (j < 0) break;
       if (fixed(j)) {
         set_x(j, lo_[j]);
         state_[static_cast<size_t>(j)] = State::kLower;
