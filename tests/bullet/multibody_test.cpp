@@ -859,7 +859,8 @@ TEST(MultiBodyBase, LoadedContactsStrikeOnlyAboveTheSustainedThreshold) {
       double load = 0.0;
       for (int k = 0; k < dispatcher.getNumManifolds(); ++k) {
         const btPersistentManifold* manifold = dispatcher.getManifoldByIndexInternal(k);
-        for (int c = 0; c < manifold->getNumContacts(); ++c) load += double(manifold->getContactPoint(c).m_appliedImpulse);
+        for (int c = 0; c < manifold->getNumContacts(); ++c)
+          load += double(manifold->getContactPoint(c).m_appliedImpulse);
       }
       EXPECT_GT(load, 0.0) << "the base solver wrote the ball's load into its manifold";
       ball->setBaseVel(btVector3(0, btScalar(-speed), 0));

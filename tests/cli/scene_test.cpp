@@ -355,8 +355,10 @@ int resting_column_impacts(const Json& sustained_threshold) {
     "simpact": {"law": "routh", "routh": {"max_contacts": 32}}
   })");
   for (int i = 0; i < 8; ++i)
-    input["bodies"].push_back(
-        {{"shape", "box"}, {"half_extents", {0.5, 0.25, 0.5}}, {"position", {0.0, 0.26 + 0.5 * i, 0.0}}, {"friction", 1}});
+    input["bodies"].push_back({{"shape", "box"},
+                               {"half_extents", {0.5, 0.25, 0.5}},
+                               {"position", {0.0, 0.26 + 0.5 * i, 0.0}},
+                               {"friction", 1}});
   if (!sustained_threshold.is_null()) input["simpact"]["sustained_threshold"] = sustained_threshold;
   return scene_ok(input)["routh_impacts"].get<int>();
 }

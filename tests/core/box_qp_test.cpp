@@ -27,28 +27,36 @@ struct Problem {
   Eigen::VectorXd q, lo, hi;
 };
 
-// n variables, rank r; every fourth row repeats the one before up to a
-// perturbation `near` (0: exactly dependent); about a third of the
-// variables are bounded below by 0 (normal impulses), the rest two-sided.
-Problem random_problem(std::mt19937& rng, int n, int r, double near) {
+// The problem of rows `a` with a random right-hand side; about a third of
+// the variables are bounded below by 0 (normal impulses), the rest
+// two-sided.
+Problem with_random_data(const Eigen::MatrixXd& a, std::mt19937& rng) {
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  Eigen::MatrixXd a(n, r);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < r; ++j) a(i, j) = normal(rng);
-  for (int i = 1; i < n; i += 4)
-    for (int j = 0; j < r; ++j) a(i, j) = a(i - 1, j) + near * normal(rng);
+  const Eigen::Index n = a.rows();
   Problem p;
   p.a = a.sparseView();
   p.q.resize(n);
   p.lo.resize(n);
   p.hi.resize(n);
-  for (int i = 0; i < n; ++i) {
+  for (Eigen::Index i = 0; i < n; ++i) {
     p.q[i] = 10.0 * normal(rng);
     p.lo[i] = i % 3 == 0 ? 0.0 : -3.0 * uniform(rng);
     p.hi[i] = 3.0 * uniform(rng);
   }
   return p;
+}
+
+// n variables, rank r; every fourth row repeats the one before up to a
+// perturbation `near` (0: exactly dependent).
+Problem random_problem(std::mt19937& rng, int n, int r, double near) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Eigen::MatrixXd a(n, r);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < r; ++j) a(i, j) = normal(rng);
+  for (int i = 1; i < n; i += 4)
+    for (int j = 0; j < r; ++j) a(i, j) = a(i - 1, j) + near * normal(rng);
+  return with_random_data(a, rng);
 }
 
 // Worst violation of the box LCP's conditions, relative to max |q|.
@@ -124,6 +132,39 @@ TEST_P(BoxQpRandom, DenseAndSparseGramReadTheSameEntriesAndSolve) {
       for (int k = 0; k < shape.n; ++k) ASSERT_EQ(dense.entry(j, k), sparse.entry(j, k)) << j << ", " << k;
     ASSERT_TRUE(solve(dense, p)) << "trial " << trial;
     ASSERT_TRUE(solve(sparse, p)) << "trial " << trial;
+    EXPECT_LE(worst_violation(p, dense.x()), kConditionTolerance) << "trial " << trial;
+    EXPECT_LE(worst_violation(p, sparse.x()), kConditionTolerance) << "trial " << trial;
+  }
+}
+
+// Contact-like rows: each row of A touches two "bodies" of 6 columns, as a
+// contact row does. With 300 variables over 20 bodies the clamped set grows
+// past the point where a drive forms Δw through A rather than through W's
+// columns (kBoxIndexedCost), so one solve takes both paths; it must solve
+// the problem, and agree with the all-sparse solve to the conditions.
+TEST(BoxQp, ContactLikeRowsSolveThroughBothDrivePaths) {
+  std::mt19937 rng(77);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int> body(0, 19);
+  constexpr int n = 300, bodies = 20;
+  for (int trial = 0; trial < 5; ++trial) {
+    Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, 6 * bodies);
+    for (int i = 0; i < n; ++i) {
+      const int first = body(rng);
+      const int second = (first + 1 + body(rng) % (bodies - 1)) % bodies;
+      for (const int b : {first, second})
+        for (int c = 0; c < 6; ++c) a(i, 6 * b + c) = normal(rng);
+    }
+    const Problem p = with_random_data(a, rng);
+    BoxQp dense, sparse;
+    dense.set_rows(p.a);
+    sparse.set_rows(p.a, 0);
+    ASSERT_TRUE(dense.dense());
+    ASSERT_TRUE(solve(dense, p)) << "trial " << trial;
+    ASSERT_TRUE(solve(sparse, p)) << "trial " << trial;
+    // Past the switch: n·|C| > kBoxIndexedCost · (nnz(A_C) + nnz(A)).
+    const double clamped = static_cast<double>(dense.clamped().size());
+    EXPECT_GT(n * clamped, kBoxIndexedCost * (12.0 * clamped + 12.0 * n)) << "trial " << trial;
     EXPECT_LE(worst_violation(p, dense.x()), kConditionTolerance) << "trial " << trial;
     EXPECT_LE(worst_violation(p, sparse.x()), kConditionTolerance) << "trial " << trial;
   }

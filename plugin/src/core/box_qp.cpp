@@ -43,6 +43,7 @@ void BoxQp::reset() {
   w_.resize(n_);
   state_.assign(static_cast<size_t>(n_), State::kFree);
   clamped_.clear();
+  clamped_nonzeros_ = 0;
   steps_ = 0;
 }
 
@@ -130,6 +131,7 @@ void BoxQp::clamp(int j) {
   if (k > 0) factor_.block(k, 0, 1, k) = y_.transpose();
   factor_(k, k) = std::sqrt(std::max(s, 0.0));
   if (dense()) clamped_columns_.col(k) = gram_.col(j);
+  clamped_nonzeros_ += row_nonzeros(j);
   clamped_.push_back(j);
   state_[static_cast<size_t>(j)] = State::kClamped;
   y_owner_ = -1;
@@ -139,6 +141,7 @@ void BoxQp::release(int position, State to) {
   const int k = static_cast<int>(clamped_.size());
   const int j = clamped_[static_cast<size_t>(position)];
   clamped_.erase(clamped_.begin() + position);
+  clamped_nonzeros_ -= row_nonzeros(j);
   if (dense())
     for (int c = position; c < k - 1; ++c) clamped_columns_.col(c) = clamped_columns_.col(c + 1);
   state_[static_cast<size_t>(j)] = to;
@@ -172,6 +175,7 @@ void BoxQp::refactor() {
   const int k = static_cast<int>(clamped_.size());
   std::vector<int> keep;
   keep.swap(clamped_);
+  clamped_nonzeros_ = 0;
   for (int c = 0; c < k; ++c) state_[static_cast<size_t>(keep[static_cast<size_t>(c)])] = State::kFree;
   factor_.setZero();
   y_owner_ = -1;
@@ -302,8 +306,10 @@ bool BoxQp::drive(int j, int max_steps) {
     const double direction =
         null_move ? (hi_[j] - x_[j] <= x_[j] - lo_[j] ? 1.0 : -1.0) : (w_[j] < 0.0 ? 1.0 : -1.0);
     // Δw = W dx with dx_j = direction, dx_C = direction · dxc: from W's
-    // columns when it is dense, else as A g with g = Aᵀ dx.
-    if (dense()) {
+    // columns (n·|C| multiply-adds, contiguous) or as A g with g = Aᵀ dx
+    // (nnz of A_C and of A, indexed), whichever is cheaper.
+    const double indexed = kBoxIndexedCost * static_cast<double>(clamped_nonzeros_ + a_.nonZeros());
+    if (dense() && static_cast<double>(n_) * k <= indexed) {
       dw_ = gram_.col(j);
       if (k > 0) dw_.noalias() += clamped_columns_.leftCols(k) * dxc_;
       dw_ *= direction;  // ±1: exact
