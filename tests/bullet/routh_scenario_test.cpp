@@ -768,8 +768,8 @@ std::unique_ptr<RestingColumn> resting_column(double sustained_threshold) {
 }
 
 // Once landed the column rests: no impact in 0.5 s, every box slower than
-// the impact threshold, and stacked where it landed (tops at 0.5 m steps,
-// within a millimetre of SI's penetration). With the distinction off
+// the impact threshold, and stacked where it landed (centres at 0.25 m +
+// 0.5 m steps, within a millimetre of SI's penetration). With the distinction off
 // (sustained_threshold 0) the same column is struck again and again.
 TEST(SustainedContact, ARestingColumnIsNotAnImpactEveryOtherStep) {
   const double impact_threshold = bullet::kThresholdGravitySteps * scenes::kStandardGravity * kStep;

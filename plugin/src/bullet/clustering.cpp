@@ -20,9 +20,9 @@ double impact_threshold(double configured, double gravity, double h) {
 
 bool carried_load(const btPersistentManifold* manifold) {
   if (manifold == nullptr) return false;
-  double load = 0.0;
-  for (int c = 0; c < manifold->getNumContacts(); ++c) load += double(manifold->getContactPoint(c).m_appliedImpulse);
-  return load > 0.0;
+  for (int c = 0; c < manifold->getNumContacts(); ++c)
+    if (manifold->getContactPoint(c).m_appliedImpulse > 0) return true;
+  return false;
 }
 
 StrikeThresholds strike_thresholds(double impact_configured, double sustained_configured, double gravity,

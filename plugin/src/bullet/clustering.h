@@ -51,10 +51,12 @@ inline bool is_dynamic(const btRigidBody* body) {
 /// kMinimumImpactThreshold), `gravity` the largest |g| of the bodies.
 double impact_threshold(double configured, double gravity, double h);
 
-/// Whether `manifold` carried load in the last base solve: the sum of its
-/// points' m_appliedImpulse (written back by Bullet's solvers, zeroed by
-/// BaseSolverHandoff::forget for points an impact resolved and the base
-/// solve then did not see) is positive. False for null (a synthetic point).
+/// Whether `manifold` carried load in the last base solve: one of its
+/// points has a positive m_appliedImpulse (written back by Bullet's
+/// solvers; zeroed by BaseSolverHandoff::forget for the points an impact
+/// resolved; a point hidden from the base solve keeps the value of the
+/// solve before, an MLCP base's adhesive (negative) impulses count as
+/// none). False for null (a synthetic point).
 bool carried_load(const btPersistentManifold* manifold);
 
 /// The two speeds a point's approach is compared with to decide whether it

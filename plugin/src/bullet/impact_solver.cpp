@@ -311,8 +311,9 @@ Impl::Point manifold_point(btPersistentManifold* manifold, int batch, int c, dou
 }
 
 // 1. Candidate points of a batch: touching, or closing within this step.
-// Returns whether one of them strikes: approaches faster than the impact
-// threshold with a law that resolves it (`rule`), velocities read from
+// Returns whether one of them strikes: approaches faster than its strike
+// threshold (impact or sustained, StrikeThresholds) with a law that
+// resolves it (`rule`), velocities read from
 // `source`. Writes nothing to Bullet.
 struct StrikeRule {
   bool plastic = false;     // R = 0 contacts strike (resolve_plastic_impacts, laws routh, routh_restitution)

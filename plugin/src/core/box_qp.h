@@ -34,7 +34,8 @@
 // Factorization: W_CC = L Lᵀ (Cholesky), grown by one row when a variable
 // joins C and repaired by a rank-one update when one leaves (O(|C|²) each);
 // |C| ≤ rank W ≤ r. A drive step costs O(|C|² + nnz(A)), or O(|C|² + n |C|)
-// with W kept densely (kBoxDenseGramLimit).
+// through W's columns when W is kept densely (kBoxDenseGramLimit) and that
+// is the cheaper of the two (kBoxIndexedCost).
 //
 // Warm start: the states of the last solve are kept; the next solve (same A,
 // new q or bounds) starts from them, re-establishes w_C = 0, demotes every
@@ -70,8 +71,11 @@ inline constexpr double kBoxPivotTolerance = 1e-10;
 inline constexpr double kBoxDegenerateSlope = 1e-12;
 
 /// W is kept densely (n² doubles, filled once per set_rows from the sparse
-/// product A Aᵀ) when n is at most this: 1024 variables — 341 contacts in
-/// 3-D — take 8 MB, the size of the clamped factor's own n × n bound. Every
+/// product A Aᵀ, and W_:C beside it, n × min(n, r)) when n is at most this:
+/// 1024 variables — 341 contacts in 3-D — take at most 16 MB, twice the
+/// clamped factor's own n × n bound. (W_:C is kept up to date on every
+/// clamp and release, O(n) and O(n |C|), also while the drives form Δw
+/// through A.) Every
 /// entry a drive step reads (W_Cj, the column Δw) is then a load instead of
 /// a sparse dot product of two rows of A, which was a third of a 32-contact
 /// cluster's time. Above it the entries are formed from A on demand and
