@@ -153,7 +153,9 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
         lo_[per_ * i + t] = -bound_[i];
         hi_[per_ * i + t] = bound_[i];
       }
-    const bool solved = qp_.solve(q_, lo_, hi_, wtol_, xtol_);
+    const int budget = kBoxIncrementStepsPerVariable * (per_ * m_ + 10) - steps_;
+    if (budget <= 0) return false;
+    const bool solved = qp_.solve(q_, lo_, hi_, wtol_, xtol_, budget);
     steps_ += qp_.steps();
     if (!solved) return false;
     const bool stable = round == 0 || qp_.steps() == 0;

@@ -74,6 +74,14 @@ inline constexpr double kBoxAcceptanceTolerance = 1e-10;
 /// (docs/routh.md).
 inline constexpr int kBoxStaggeredRounds = 30;
 
+/// Pivoting steps one increment may take over all its staggered rounds, per
+/// variable (+10): BoxQp's own limit for a single solve. Without it a
+/// failing increment could pivot kBoxStaggeredRounds times as long — on an
+/// uncapped 100-box wall (2154 variables) one step took 266 s. Solved
+/// increments take far fewer: 200–500 steps at 96 variables (limit 5300),
+/// ~1000–2000 per round at ~600 (limit ~30 000).
+inline constexpr int kBoxIncrementStepsPerVariable = 50;
+
 /// Active-set steps after a staggered round whose box solve kept its active
 /// set (after the others only the exact solve itself): the exact solve with
 /// the bounds tied to the normals, then the worst violator moves to the
