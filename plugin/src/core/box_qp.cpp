@@ -429,7 +429,7 @@ bool BoxQp::solve(const Eigen::VectorXd& q, const Eigen::VectorXd& lo, const Eig
   wtol_ = w_tolerance;
   xtol_ = x_tolerance;
   steps_ = 0;
-  const int limit = max_steps > 0 ? max_steps : 50 * (n_ + 10);
+  const int limit = max_steps > 0 ? max_steps : box_step_limit(n_);
   for (int j = 0; j < n_; ++j) {
     switch (state_[static_cast<size_t>(j)]) {
       case State::kLower: x_[j] = lo_[j]; break;

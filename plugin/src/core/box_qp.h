@@ -73,12 +73,11 @@ inline constexpr double kBoxDegenerateSlope = 1e-12;
 /// W is kept densely (n² doubles, filled once per set_rows from the sparse
 /// product A Aᵀ, and W_:C beside it, n × min(n, r)) when n is at most this:
 /// 1024 variables — 341 contacts in 3-D — take at most 16 MB, twice the
-/// clamped factor's own n × n bound. (W_:C is kept up to date on every
-/// clamp and release, O(n) and O(n |C|), also while the drives form Δw
-/// through A.) Every
-/// entry a drive step reads (W_Cj, the column Δw) is then a load instead of
-/// a sparse dot product of two rows of A, which was a third of a 32-contact
-/// cluster's time. Above it the entries are formed from A on demand and
+/// clamped factor's own n × n bound. Every entry a drive step reads (W_Cj,
+/// the column Δw) is then a load instead of a sparse dot product of two
+/// rows of A, which was a third of a 32-contact cluster's time. (W_:C is
+/// kept up to date on every clamp and release, O(n) and O(n |C|), also
+/// while the drives form Δw through A.) Above it the entries are formed from A on demand and
 /// memory stays linear in nnz(A).
 inline constexpr int kBoxDenseGramLimit = 1024;
 
@@ -90,6 +89,13 @@ inline constexpr int kBoxDenseGramLimit = 1024;
 /// take 70 ms per increment through W's columns and 45 ms through A.
 /// 3 puts the switch between the two.
 inline constexpr double kBoxIndexedCost = 3.0;
+
+/// BoxQp::solve's automatic step limit, per variable: kBoxStepsPerVariable ×
+/// (n + 10) drive steps. A solve takes O(n) of them when it finishes (each
+/// drive settles one variable, with a few events); 50 per variable leaves
+/// room for degenerate stalls and still bounds a failing solve.
+inline constexpr int kBoxStepsPerVariable = 50;
+inline int box_step_limit(int variables) { return kBoxStepsPerVariable * (variables + 10); }
 
 class BoxQp {
  public:
@@ -106,7 +112,7 @@ class BoxQp {
   /// the last solve. Tolerances are absolute, per variable: w_tolerance_j for
   /// w_j's sign and zero tests, x_tolerance_j for "at a bound" (a variable
   /// with hi_j − lo_j ≤ x_tolerance_j is fixed at lo_j). Returns false if the
-  /// step limit (max_steps, 0 = automatic: 50 (n + 10)) is reached or a
+  /// step limit (max_steps, 0 = automatic: box_step_limit(n)) is reached or a
   /// polished solution keeps violating its conditions; the state is then
   /// unspecified (call reset()).
   bool solve(const Eigen::VectorXd& q, const Eigen::VectorXd& lo, const Eigen::VectorXd& hi,

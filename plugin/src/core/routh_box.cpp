@@ -153,7 +153,7 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
         lo_[per_ * i + t] = -bound_[i];
         hi_[per_ * i + t] = bound_[i];
       }
-    const int budget = kBoxIncrementStepsPerVariable * (per_ * m_ + 10) - steps_;
+    const int budget = box_step_limit(per_ * m_) - steps_;
     if (budget <= 0) return false;
     const bool solved = qp_.solve(q_, lo_, hi_, wtol_, xtol_, budget);
     steps_ += qp_.steps();

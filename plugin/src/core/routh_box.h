@@ -71,16 +71,13 @@ inline constexpr double kBoxAcceptanceTolerance = 1e-10;
 /// Staggered rounds per increment before the box solve gives up (the caller
 /// then falls back to Lemke). Measured along Routh samples: 2–3 rounds on
 /// landing columns of 24–32 contacts, 2–14 on pile clusters of 100–200
-/// (docs/routh.md).
+/// (docs/routh.md). All the rounds of one increment share one pivoting
+/// budget, BoxQp's limit for a single solve (box_step_limit): per round, a
+/// failing increment could pivot 30 times as long — on an uncapped 100-box
+/// wall (2154 variables) one step took 266 s. Solved increments take far
+/// fewer: 200–500 steps at 96 variables (limit 5300), ~1000–2000 per round
+/// at ~600 (limit ~30 000).
 inline constexpr int kBoxStaggeredRounds = 30;
-
-/// Pivoting steps one increment may take over all its staggered rounds, per
-/// variable (+10): BoxQp's own limit for a single solve. Without it a
-/// failing increment could pivot kBoxStaggeredRounds times as long — on an
-/// uncapped 100-box wall (2154 variables) one step took 266 s. Solved
-/// increments take far fewer: 200–500 steps at 96 variables (limit 5300),
-/// ~1000–2000 per round at ~600 (limit ~30 000).
-inline constexpr int kBoxIncrementStepsPerVariable = 50;
 
 /// Active-set steps after a staggered round whose box solve kept its active
 /// set (after the others only the exact solve itself): the exact solve with
