@@ -82,7 +82,7 @@ TEST(ClusterPlan, LoadedManifoldsStrikeOnlyAboveTheSustainedThreshold) {
     EXPECT_EQ(on_loaded.impact, u < -0.4) << u;
     EXPECT_TRUE(on_unloaded.impact) << u;
     EXPECT_TRUE(synthetic.impact) << u;
-    EXPECT_EQ(on_loaded.threshold, 0.1);  // the cluster's impact threshold stays the impact one
+    EXPECT_EQ(on_loaded.threshold(), 0.1);  // the cluster's impact threshold stays the impact one
   }
 }
 

@@ -53,14 +53,16 @@ enum class PlannedLaw { kNone, kPropagative, kRouth, kRouthRestitution, kBaseSol
 /// Whether a cluster is an impact, and what resolves it.
 struct ClusterPlan {
   bool impact = false;       ///< some point strikes (StrikeThresholds::strikes)
-  double threshold = 0.0;    ///< the cluster's impact threshold [m/s] (strikes.impact)
   StrikeThresholds strikes;  ///< impact and sustained thresholds [m/s]
   double restitution = 1.0;  ///< R, smallest m_combinedRestitution of the striking points, in [0, 1]
   bool frictional = false;   ///< some point has μ > 0
   PlannedLaw law = PlannedLaw::kNone;
   bool oversized = false;    ///< a Routh law was due but the cluster is over the cap
 
-  explicit ClusterPlan(const StrikeThresholds& thresholds) : threshold(thresholds.impact), strikes(thresholds) {}
+  explicit ClusterPlan(const StrikeThresholds& thresholds) : strikes(thresholds) {}
+  /// The cluster's impact threshold [m/s] (strikes.impact): what "left
+  /// separating" is measured against after the impact.
+  double threshold() const { return strikes.impact; }
   /// Folds in one candidate point: u, its relative normal velocity before
   /// this step's forces (> 0 separating), Bullet's point and its manifold
   /// (null for a synthetic point): note_strike against strikes.of(manifold)

@@ -67,7 +67,11 @@ struct StrikeThresholds {
   /// The threshold for a point of `manifold` (null: a synthetic point).
   double of(const btPersistentManifold* manifold) const { return carried_load(manifold) ? sustained : impact; }
   /// u < −of(manifold): the point approaches fast enough to be an impact.
-  bool strikes(double u, const btPersistentManifold* manifold) const { return u < -of(manifold); }
+  /// (sustained ≥ impact: a point slower than the impact threshold never
+  /// strikes, and its manifold's load is not looked at.)
+  bool strikes(double u, const btPersistentManifold* manifold) const {
+    return u < -impact && u < -of(manifold);
+  }
 };
 
 /// impact = impact_threshold(impact_configured, gravity, h); sustained =

@@ -313,8 +313,8 @@ Impl::Point manifold_point(btPersistentManifold* manifold, int batch, int c, dou
 // 1. Candidate points of a batch: touching, or closing within this step.
 // Returns whether one of them strikes: approaches faster than its strike
 // threshold (impact or sustained, StrikeThresholds) with a law that
-// resolves it (`rule`), velocities read from
-// `source`. Writes nothing to Bullet.
+// resolves it (`rule`), velocities read from `source`. Writes nothing to
+// Bullet.
 struct StrikeRule {
   bool plastic = false;     // R = 0 contacts strike (resolve_plastic_impacts, laws routh, routh_restitution)
   bool frictional = false;  // R = 0 contacts with μ > 0 strike (law auto)
@@ -1208,7 +1208,7 @@ struct RigidCluster {
     bool complete = s.hide_complete && !s.rows.jointed();
     if (!routh)
       for (const int id : ids) complete = complete && s.points[static_cast<size_t>(id)].point->m_combinedFriction == 0;
-    if (!apply_outcome(s, members, ids, after, cluster.threshold, h, complete)) return false;
+    if (!apply_outcome(s, members, ids, after, cluster.threshold(), h, complete)) return false;
     // The impact replaced whatever these points carried from the last
     // step. Their penetration is not corrected this step: the impact's
     // velocities carry the bodies apart, while a push-out by the base

@@ -1017,7 +1017,7 @@ struct MultibodyCluster {
     for (const int id : c.ids) internal::BaseSolverHandoff::forget(*s.points[id].point);
     for (int r = 0; r < m; ++r) {
       const Impl::Point& p = s.points[c.ids[rows.kept[r]]];
-      if (p.manifold != nullptr && u_after[r] > plan.threshold)
+      if (p.manifold != nullptr && u_after[r] > plan.threshold())
         s.hidden.emplace_back(p.manifold, p.index);
     }
     applied = after;

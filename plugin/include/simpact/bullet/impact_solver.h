@@ -269,11 +269,12 @@ struct RouthSettings {
   IncrementSolver increment_solver = IncrementSolver::kAutomatic;
   /// Cluster cap (see "Cluster cap" above); ≥ 1. A sample's cost grows with
   /// m per increment (with the default automatic_step a landing column
-  /// takes 3–8 increments up to 48 contacts): a landing column of 32
-  /// contacts takes ~11 ms per 240 Hz step, 66 contacts ~0.2 s
-  /// (benchmark_routh_clusters; docs/routh.md). 32 bounds the landing step
-  /// of a default world to about ten milliseconds. Raise it for
-  /// offline runs; piles of ~200 contacts still fail often (docs/scaling.md).
+  /// takes 3–9 increments up to 64 contacts): a landing column of 32
+  /// contacts takes ~3 ms per 240 Hz step (~3.5 ms struck from the top),
+  /// 64 contacts ~25–30 ms (benchmark_routh_clusters; docs/routh.md). 32
+  /// bounds an impact step of a default world to a few milliseconds. Raise
+  /// it for offline runs; piles of ~200 contacts still fail often
+  /// (docs/scaling.md).
   int max_contacts = 32;
 };
 
@@ -332,8 +333,9 @@ struct ImpactSettings {
   /// The impact threshold of a SUSTAINED contact: a point of a manifold that
   /// carried a normal impulse in the last base solve (a point with
   /// m_appliedImpulse > 0: the two bodies were pressed together, e.g. the
-  /// boxes of a resting stack). Such a point approaches only by what the base solver left
-  /// unresolved, and Bullet's iterative solvers leave far more in a stack
+  /// boxes of a resting stack). Such a point approaches only by what the
+  /// base solver left unresolved, and Bullet's iterative solvers leave far
+  /// more in a stack
   /// than impact_threshold assumes: after SI's 10 iterations the loaded
   /// corners of a resting column of boxes approach at up to 0.85 |g|h (8
   /// boxes) and 1.9 |g|h (16) — above a quarter of |g|h, so every other step
@@ -385,8 +387,8 @@ struct ImpactSettings {
 };
 
 /// Checks the shared settings: finite touch_tolerance ≥ 0, impact_threshold
-/// and sustained_threshold not NaN, max_reflections ≥ 0, a simulation policy (not kAll), a valid
-/// law, and the Routh settings' ranges. Throws std::invalid_argument naming
+/// and sustained_threshold not NaN, max_reflections ≥ 0, a simulation
+/// policy (not kAll), a valid law, and the Routh settings' ranges. Throws std::invalid_argument naming
 /// the first bad field.
 void validate(const ImpactSettings& settings);
 

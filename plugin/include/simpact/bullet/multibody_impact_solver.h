@@ -51,8 +51,8 @@
 //  3. Plan: a cluster with a contact approaching faster than its strike
 //     threshold (measured on the PRE-force velocities, see "Step order";
 //     ImpactSettings::sustained_threshold for a point of a manifold that
-//     carried load in the last base solve) is an impact; its restitution is the smallest m_combinedRestitution of
-//     its striking points, and its law follows ImpactSettings::law exactly
+//     carried load in the last base solve) is an impact; its restitution is
+//     the smallest m_combinedRestitution of its striking points, and its law follows ImpactSettings::law exactly
 //     as in the rigid adapter (impact_solver.h, "Laws" and "Cluster cap":
 //     propagative, Routh, or auto's choice and blend by friction and R).
 //     Plan, law and fallback reports are the rigid adapter's own stages
