@@ -3,7 +3,6 @@
 #include "core/inertia.h"
 
 #include <Eigen/LU>
-#include <Eigen/QR>
 
 #include <algorithm>
 #include <cmath>
@@ -118,9 +117,8 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
   }
   Eigen::VectorXd x, w;
   // Friction bounds: first from the normal impulses of the last solve (the
-  // warm state), then Anderson-mixed from those of each new solve while that
-  // lowers the mismatch, then moved towards them. A contact whose move
-  // changes direction halves its relaxation: plain staggering can
+  // warm state), then moved towards those of each new solve. A contact whose
+  // move changes direction halves its relaxation: plain staggering can
   // alternate between two active sets forever (a sliding contact whose
   // friction lifts its own normal: full bound → no normal impulse → no
   // bound → full normal impulse …) and never visit the one between them.
@@ -130,14 +128,9 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
   int newton_steps = 0;
   for (int i = 0; i < m; ++i)
     bound_[i] = friction_factor_ * sp.mu[i] * std::clamp(qp_.x()[per_ * i], 0.0, cap_[i]);
-  bool mixing = true;
-  int history = 0;  // rounds mixed since the last Newton step
   for (int round = 0; round < kBoxStaggeredRounds; ++round) {
     ++rounds_;
-    bool newton_now = false;
     if (round > 0 && newton_ready && newton_steps < kBoxNewtonSteps) {
-      newton_now = true;
-      history = 0;
       // After the first box solve, and after any that kept its active set:
       // the normals of that active set's exact tied solution are where the
       // staggering converges while it holds (a Newton step of the
@@ -146,11 +139,7 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
       ++newton_steps;
       for (int i = 0; i < m; ++i)
         bound_[i] = friction_factor_ * sp.mu[i] * std::clamp(tied_[per_ * i], 0.0, cap_[i]);
-    } else if (round > 0 && mixing) {
-      // Anderson mixing while it keeps lowering the mismatch (header).
-      mixing = mix_bounds(history);
-    }
-    if (round > 0 && !newton_now && !mixing) {
+    } else if (round > 0) {
       for (int i = 0; i < m; ++i) {
         const double target = friction_factor_ * sp.mu[i] * std::clamp(qp_.x()[per_ * i], 0.0, cap_[i]);
         const double move = target - bound_[i];
@@ -186,47 +175,6 @@ bool RouthBoxIncrement::solve(const Eigen::VectorXd& q, Eigen::VectorXd& z) {
     }
   }
   return false;
-}
-
-bool RouthBoxIncrement::mix_bounds(int& history) {
-  const FrictionalSpace& sp = *space_;
-  const int m = m_;
-  phi_.resize(m);
-  for (int i = 0; i < m; ++i)
-    phi_[i] = friction_factor_ * sp.mu[i] * std::clamp(qp_.x()[per_ * i], 0.0, cap_[i]);
-  const Eigen::VectorXd f = phi_ - bound_;  // f(c) = φ(c) − c
-  const double mismatch = f.cwiseAbs().maxCoeff();
-  if (history > 0 && mismatch > last_mismatch_) return false;
-  last_mismatch_ = mismatch;
-  if (history == 0) {
-    mix_dphi_.resize(m, kBoxAndersonDepth);
-    mix_df_.resize(m, kBoxAndersonDepth);
-  } else {
-    // Oldest difference first; the newest goes last.
-    if (history > kBoxAndersonDepth)
-      for (int c = 0; c + 1 < kBoxAndersonDepth; ++c) {
-        mix_dphi_.col(c) = mix_dphi_.col(c + 1);
-        mix_df_.col(c) = mix_df_.col(c + 1);
-      }
-    const int c = std::min(history, kBoxAndersonDepth) - 1;
-    mix_dphi_.col(c) = phi_ - last_phi_;
-    mix_df_.col(c) = f - last_f_;
-  }
-  last_phi_ = phi_;
-  last_f_ = f;
-  Eigen::VectorXd next = phi_;
-  const int columns = std::min(history, kBoxAndersonDepth);
-  if (columns > 0) {
-    const Eigen::VectorXd gamma = mix_df_.leftCols(columns).colPivHouseholderQr().solve(f);
-    if (gamma.allFinite()) next.noalias() -= mix_dphi_.leftCols(columns) * gamma;
-  }
-  ++history;
-  for (int i = 0; i < m; ++i) {
-    const double bound = std::clamp(next[i], 0.0, friction_factor_ * sp.mu[i] * cap_[i]);
-    last_move_[i] = bound - bound_[i];
-    bound_[i] = bound;
-  }
-  return true;
 }
 
 bool RouthBoxIncrement::refine_active_set(Eigen::VectorXd& x, Eigen::VectorXd& w, int steps) {

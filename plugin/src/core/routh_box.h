@@ -38,18 +38,10 @@
 // single-variable active-set steps). Otherwise the bounds move for the next
 // round: to the tied solution's normals after the first round and after any
 // round that kept its active set (a Newton step of the piecewise-linear
-// fixed point, at most kBoxNewtonSteps); else, while the bounds' mismatch
-// max_i |φ_i(c) − c_i| (φ_i = f μ_i λ_n,i of the box solve; f = 1/√2 in
-// 3-D, 1 planar) keeps falling round over round, to the Anderson mixture
-// (type II; D. G. Anderson, J. ACM 12(4), 1965; H. F. Walker and P. Ni,
-// SIAM J. Numer. Anal. 49(4), 2011) of the last kBoxAndersonDepth rounds,
-//     c ← clamp(φ(c) − ΔΦ γ, 0, f μ_i λ_max,i),  γ = argmin ‖f − ΔF γ‖₂,
-// with f = φ(c) − c and ΔΦ, ΔF their round-to-round differences (a secant
-// step: plain staggering contracts by only ~0.9 per round on pile
-// clusters); once the mismatch grows, towards the last box solve's normals,
-// by half as much each time a contact's move changes direction (plain
-// staggering can alternate forever between two active sets on a contact
-// whose friction lifts its own normal, where the mixing does not help). The pivoting warm state
+// fixed point, at most kBoxNewtonSteps), else towards the last box solve's
+// normals, by half as much each time a contact's move changes direction
+// (plain staggering can alternate forever between two active sets on a
+// contact whose friction lifts its own normal). The pivoting warm state
 // carries over from one increment of a sample to the next (the caller
 // resets it per sample, so sample k never depends on sample k − 1).
 #pragma once
@@ -102,14 +94,6 @@ inline constexpr int kBoxActiveSetSteps = 6;
 /// staggering goes on alone.
 inline constexpr int kBoxNewtonSteps = 8;
 
-/// Rounds of history in the Anderson mixing of the staggered bounds
-/// (header). Measured on the same increments solved both ways from the same
-/// warm state along one trajectory (docs/scaling.md, stop 26): on walls of
-/// 20, 25 and 30 boxes (clusters of 80–200 contacts) 168 of 199 increments
-/// solved instead of 162, in 15 % fewer rounds; columns of 16 and 24 boxes
-/// unchanged. Unsafeguarded, depths 2, 5 and 6 did no better than 3.
-inline constexpr int kBoxAndersonDepth = 3;
-
 /// The frictionless, inelastic simultaneous impact's normal impulses: the
 /// solution of LCP(W_nn, u⁻_n), i.e. min ½ λᵀ W_nn λ + u⁻_nᵀ λ over λ ≥ 0
 /// with W_nn = J_n M⁻¹ J_nᵀ, by box pivoting (a vertex of the solution set
@@ -157,10 +141,6 @@ class RouthBoxIncrement {
   // From the pivoting's states, at most `steps` exact solves.
   bool refine_active_set(Eigen::VectorXd& x, Eigen::VectorXd& w, int steps);
   bool exact_active_set(Eigen::VectorXd& x) const;  // the tied system of states_
-  // The next round's bounds by Anderson mixing of the box solve's normals;
-  // false (bounds untouched) if the mismatch grew since the last mixed
-  // round. `history` counts the rounds mixed since the last Newton step.
-  bool mix_bounds(int& history);
   // Every condition of the box LCP within `scale` × the decision tolerances.
   bool conditions_hold(const Eigen::VectorXd& x, const Eigen::VectorXd& w, double scale) const;
   void to_lcp(const Eigen::VectorXd& x, const Eigen::VectorXd& w, Eigen::VectorXd& z) const;
@@ -172,11 +152,6 @@ class RouthBoxIncrement {
   std::vector<BoxQp::State> states_;  // the active set refine_active_set works on
   Eigen::VectorXd q_, lo_, hi_, cap_, wtol_, xtol_;
   Eigen::VectorXd bound_, relaxation_, last_move_;  // staggered friction bounds c_i
-  // Anderson mixing: φ(c) and f = φ(c) − c of the last mixed round, its
-  // mismatch max |f|, and the last rounds' differences (oldest column first).
-  Eigen::VectorXd phi_, last_phi_, last_f_;
-  double last_mismatch_ = 0.0;
-  Eigen::MatrixXd mix_dphi_, mix_df_;
   Eigen::VectorXd tied_;  // exact tied solution of the last box solve's active set
   bool tied_valid_ = false;
   bool warm_ = false;
