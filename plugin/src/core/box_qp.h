@@ -77,8 +77,8 @@ inline constexpr double kBoxDegenerateSlope = 1e-12;
 /// the column Δw) is then a load instead of a sparse dot product of two
 /// rows of A, which was a third of a 32-contact cluster's time. (W_:C is
 /// kept up to date on every clamp and release, O(n) and O(n |C|), also
-/// while the drives form Δw through A.) Above it the entries are formed from A on demand and
-/// memory stays linear in nnz(A).
+/// while the drives form Δw through A.) Above it the entries are formed from
+/// A on demand and memory stays linear in nnz(A).
 inline constexpr int kBoxDenseGramLimit = 1024;
 
 /// What one indexed multiply-add of a sparse product (A g, Aᵀ dx) costs in

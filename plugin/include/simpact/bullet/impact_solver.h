@@ -335,12 +335,11 @@ struct ImpactSettings {
   /// m_appliedImpulse > 0: the two bodies were pressed together, e.g. the
   /// boxes of a resting stack). Such a point approaches only by what the
   /// base solver left unresolved, and Bullet's iterative solvers leave far
-  /// more in a stack
-  /// than impact_threshold assumes: after SI's 10 iterations the loaded
-  /// corners of a resting column of boxes approach at up to 0.85 |g|h (8
-  /// boxes) and 1.9 |g|h (16) — above a quarter of |g|h, so every other step
-  /// was an impact of the whole column (docs/rigid_adapter.md, "Sustained
-  /// contact"). [m/s]; negative = automatic: kSustainedGravitySteps · |g| ·
+  /// more in a stack than impact_threshold assumes: after SI's 10
+  /// iterations the loaded corners of a resting column of boxes approach at
+  /// up to 0.85 |g|h (8 boxes) and 1.9 |g|h (16) — above a quarter of |g|h,
+  /// so every other step was an impact of the whole column
+  /// (docs/rigid_adapter.md, "Sustained contact"). [m/s]; negative = automatic: kSustainedGravitySteps · |g| ·
   /// h; never below the impact threshold (a smaller value, e.g. 0, makes
   /// sustained contacts strike like any other). A strike elsewhere in the
   /// cluster still resolves every sustained contact with the law. The cost:
@@ -388,8 +387,8 @@ struct ImpactSettings {
 
 /// Checks the shared settings: finite touch_tolerance ≥ 0, impact_threshold
 /// and sustained_threshold not NaN, max_reflections ≥ 0, a simulation
-/// policy (not kAll), a valid law, and the Routh settings' ranges. Throws std::invalid_argument naming
-/// the first bad field.
+/// policy (not kAll), a valid law, and the Routh settings' ranges. Throws
+/// std::invalid_argument naming the first bad field.
 void validate(const ImpactSettings& settings);
 
 struct ImpactSolverConfig : ImpactSettings {

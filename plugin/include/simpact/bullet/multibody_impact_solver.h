@@ -52,9 +52,10 @@
 //     threshold (measured on the PRE-force velocities, see "Step order";
 //     ImpactSettings::sustained_threshold for a point of a manifold that
 //     carried load in the last base solve) is an impact; its restitution is
-//     the smallest m_combinedRestitution of its striking points, and its law follows ImpactSettings::law exactly
-//     as in the rigid adapter (impact_solver.h, "Laws" and "Cluster cap":
-//     propagative, Routh, or auto's choice and blend by friction and R).
+//     the smallest m_combinedRestitution of its striking points, and its
+//     law follows ImpactSettings::law exactly as in the rigid adapter
+//     (impact_solver.h, "Laws" and "Cluster cap": propagative, Routh, or
+//     auto's choice and blend by friction and R).
 //     Plan, law and fallback reports are the rigid adapter's own stages
 //     (plugin/src/bullet/cluster_stages.h).
 //  4. Assemble the cluster's rows in generalized coordinates (below) and
