@@ -59,26 +59,22 @@ using internal::VelocitySource;
 
 // Velocity of the material point of `body` (null: the world) at `point`, as
 // `source` reads the body.
-Eigen::Vector3d velocity_at(const VelocitySource& source, const btRigidBody* body, const btVector3& point) {
+inline Eigen::Vector3d velocity_at(const VelocitySource& source, const btRigidBody* body, const btVector3& point) {
   if (body == nullptr) return Eigen::Vector3d::Zero();
   return to_eigen(source.at_relative(*body, point - body->getCenterOfMassPosition()));
-}
-
-// The impact threshold (ImpactSolverConfig::impact_threshold) for bodies whose
-// largest gravity magnitude is `gravity`.
-double impact_threshold(const ImpactSolverConfig& config, double gravity, double h) {
-  return internal::impact_threshold(config.impact_threshold, gravity, h);
 }
 
 internal::StrikeThresholds strike_thresholds(const ImpactSolverConfig& config, double gravity, double h) {
   return internal::strike_thresholds(config.impact_threshold, config.sustained_threshold, gravity, h);
 }
 
-double largest_gravity(std::initializer_list<const btRigidBody*> bodies) {
-  double gravity = 0.0;
-  for (const btRigidBody* body : bodies)
-    if (is_dynamic(body)) gravity = std::max(gravity, double(body->getGravity().length()));
-  return gravity;
+// The larger gravity magnitude of the dynamic ones of `a` and `b` (either
+// may be null or static) [m/s²]. Inline, one square root: collect_points
+// calls it for every manifold of a resting pile, every step.
+inline double largest_gravity(const btRigidBody* a, const btRigidBody* b = nullptr) {
+  const double on_a = is_dynamic(a) ? double(a->getGravity().length2()) : 0.0;
+  const double on_b = is_dynamic(b) ? double(b->getGravity().length2()) : 0.0;
+  return std::sqrt(std::max(on_a, on_b));
 }
 
 // ½ m v² + ½ ωᵀ I ω of one body at the 6-vector [v, ω]; a zero inverse
@@ -221,6 +217,9 @@ struct ImpactSolver::Impl {
   std::vector<btRigidBody*> bodies;
   internal::ObjectNumbers index;  // bodies[i] ↦ i
   std::vector<Point> points;
+  // Points of `points` that overlap (distance < 0) yet separate faster than
+  // the impact threshold (collect_points).
+  std::vector<int> separating;
   internal::Clusters clusters;
   std::vector<int> local;  // body → index within the cluster being resolved
   // Bodies of clusters whose resolution failed in this call (1), handed to
@@ -295,26 +294,28 @@ Impl::BodyPair body_pair(const Impl::Point& p) {
 }
 
 // Point c of `manifold` (at position `batch` of the array read) as a candidate point of the batch, at relative
-// normal velocity u.
-Impl::Point manifold_point(btPersistentManifold* manifold, int batch, int c, double u) {
-  Impl::Point point;
+// normal velocity u; `body_a`, `body_b` are the upcasts of its two objects. Written in place (every touching
+// point of a resting pile is written here each step).
+void set_manifold_point(Impl::Point& point, btPersistentManifold* manifold, int batch, int c, double u,
+                        const btRigidBody* body_a, const btRigidBody* body_b) {
   point.manifold = manifold;
   point.index = c;
   point.batch = batch;
   point.point = &manifold->getContactPoint(c);
   point.object_a = manifold->getBody0();
   point.object_b = manifold->getBody1();
-  point.body_a = btRigidBody::upcast(point.object_a);
-  point.body_b = btRigidBody::upcast(point.object_b);
+  point.body_a = body_a;
+  point.body_b = body_b;
   point.u = u;
-  return point;
 }
 
 // 1. Candidate points of a batch: touching, or closing within this step.
 // Returns whether one of them strikes: approaches faster than its strike
 // threshold (impact or sustained, StrikeThresholds) with a law that
-// resolves it (`rule`), velocities read from `source`. Writes nothing to
-// Bullet.
+// resolves it (`rule`), velocities read from `source`. Also records in
+// s.separating the points that still overlap (distance < 0) yet separate
+// faster than the impact threshold (solveGroup shows them to the base solver
+// without their overlap). Writes nothing to Bullet.
 struct StrikeRule {
   bool plastic = false;     // R = 0 contacts strike (resolve_plastic_impacts, laws routh, routh_restitution)
   bool frictional = false;  // R = 0 contacts with μ > 0 strike (law auto)
@@ -333,15 +334,16 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
     const btRigidBody* body_b = btRigidBody::upcast(manifold->getBody1());
     if (!is_dynamic(body_a) && !is_dynamic(body_b)) continue;
     if (manifold->getNumContacts() == 0) continue;
-    // The manifold's strike thresholds, computed for its first approaching
-    // point only (a resting pile's manifolds never need them).
+    // The manifold's strike thresholds, computed for the first point that
+    // needs them (one that approaches, or separates while overlapping).
     bool thresholds_known = false;
     internal::StrikeThresholds thresholds;
-    const auto strikes = [&](double u) {
-      if (!thresholds_known) thresholds = strike_thresholds(config, largest_gravity({body_a, body_b}), h);
+    const auto known_thresholds = [&]() -> const internal::StrikeThresholds& {
+      if (!thresholds_known) thresholds = strike_thresholds(config, largest_gravity(body_a, body_b), h);
       thresholds_known = true;
-      return thresholds.strikes(u, manifold);
+      return thresholds;
     };
+    const auto strikes = [&](double u) { return known_thresholds().strikes(u, manifold); };
     const auto velocity = [&](const btRigidBody* body, const btVector3& at) { return velocity_at(source, body, at); };
     for (int c = 0; c < manifold->getNumContacts(); ++c) {
       btManifoldPoint& p = manifold->getContactPoint(c);
@@ -353,7 +355,9 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
                    (u < 0.0 && strikes(u) &&
                     (p.m_combinedRestitution > 0 || rule.plastic ||
                      (rule.frictional && p.m_combinedFriction > 0)));
-      s.points.push_back(manifold_point(manifold, k, c, u));
+      set_manifold_point(s.points.emplace_back(), manifold, k, c, u, body_a, body_b);
+      if (gap < 0.0 && u > 0.0 && u > known_thresholds().impact)
+        s.separating.push_back(static_cast<int>(s.points.size()) - 1);
     }
   }
   return any_strike;
@@ -400,7 +404,7 @@ internal::ClusterPlan plan_of(Impl& s, const ImpactSolverConfig& config, const s
   double gravity = 0.0;
   for (int j = 0; j < static_cast<int>(members.size()); ++j) {
     local[members[j]] = j;
-    gravity = std::max(gravity, largest_gravity({s.bodies[members[j]]}));
+    gravity = std::max(gravity, largest_gravity(s.bodies[members[j]]));
   }
   internal::ClusterPlan plan(strike_thresholds(config, gravity, h));
   for (const int id : ids) plan.add(s.points[id].u, *s.points[id].point, s.points[id].manifold);
@@ -981,7 +985,7 @@ void hide_speculative_points(Impl& s, double touch_tolerance, double h) {
       const double u =
           relative_normal_velocity(p, btRigidBody::upcast(a), btRigidBody::upcast(b), with_forces);
       if (!(double(p.getDistance()) + std::min(0.0, u) * h > touch_tolerance)) continue;
-      s.points.push_back(manifold_point(manifold, k, c, u));
+      set_manifold_point(s.points.emplace_back(), manifold, k, c, u, btRigidBody::upcast(a), btRigidBody::upcast(b));
       s.hidden.push_back(static_cast<int>(s.points.size()) - 1);
     }
   }
@@ -1008,7 +1012,7 @@ void add_touching_points(Impl& s, const ImpactSolverConfig& config, btPersistent
   double strike_speed = 0.0;
   for (const Impl::Point& p : s.points) {
     touching.emplace_back(p.object_a, p.object_b);
-    if (!strike_thresholds(config, largest_gravity({p.body_a, p.body_b}), h).strikes(p.u, p.manifold)) continue;
+    if (!strike_thresholds(config, largest_gravity(p.body_a, p.body_b), h).strikes(p.u, p.manifold)) continue;
     strike_speed = std::max(strike_speed, -p.u);
     struck.push_back(p.object_a);
     struck.push_back(p.object_b);
@@ -1346,6 +1350,7 @@ void clear_batch(Impl& s) {
   s.bodies.clear();
   s.index.clear();
   s.points.clear();
+  s.separating.clear();
   s.hidden.clear();
   s.failed.clear();
   s.resolved.clear();
@@ -1444,14 +1449,9 @@ btScalar ImpactSolver::solveGroup(btCollisionObject** bodies, int num_bodies,
     // be pushed apart by the base solver's Baumgarte term, feeding energy
     // into a motion that is already separating: the base solver sees no
     // overlap there.
-    // (The threshold is ≥ 0, so only separating overlaps need it: a resting
-    // pile's points skip its two gravity norms.)
-    for (const Impl::Point& p : s.points) {
-      if (!(p.point->getDistance() < 0 && p.u > 0.0)) continue;
-      const double threshold =
-          impact_threshold(config_, largest_gravity({p.body_a, p.body_b}), double(info.m_timeStep));
-      if (p.u > threshold) internal::BaseSolverHandoff::show_overlap(*p.point, 0.0);
-    }
+    // (collect_points found them while it read each point: s.separating.)
+    for (const int id : s.separating)
+      internal::BaseSolverHandoff::show_overlap(*s.points[static_cast<size_t>(id)].point, 0.0);
     if (any_strike) {
       add_touching_points(s, config_, manifolds, num_manifolds, info.m_timeStep, dispatcher);
       const int n_bodies = build_clusters(s, constraints, num_constraints);
