@@ -1,7 +1,10 @@
 // Benchmark of the propagative core: time per resolution for the 3-ball
 // Newton's cradle and for a touching chain of N balls struck at one end,
 // N = 3 … 1000. Prints a table; targets (issue #2): ≤ 1 µs for the 3-ball
-// cradle, and time close to linear in the number of reflections.
+// cradle, and time close to linear in the number of reflections. Then every
+// law's time per impact, and the plastic LCP's two solvers (dense Lemke,
+// box pivoting) on landing box columns of 8–256 contacts: the figures
+// behind kDensePlasticContacts.
 //
 // Timing is wall-clock on a noisy shared machine, so each row is the median
 // of several batches, and the linearity verdict uses a log–log slope over
@@ -14,6 +17,7 @@
 
 #include <simpact/propagative.h>
 #include <simpact_scenes/core_scenes.h>
+#include <simpact_scenes/frictional_scenes.h>
 
 #include <algorithm>
 #include <chrono>
@@ -148,6 +152,37 @@ int main(int argc, char** argv) {
       std::printf(" %16.0f (x%6.1f)", ns, ns / propagative_ns);
     }
     std::printf("\n");
+  }
+
+  // The plastic LCP by each solver on a column of boxes landing flat (four
+  // dependent corner contacts a face; scenes::falling_box_stack without
+  // friction): it stops, v⁺ = 0.
+  std::printf("\nplastic LCP, landing box column, us per resolution (dense Lemke / box pivoting; "
+              "automatic switches above %d contacts):\n%8s %10s %14s %14s %8s\n",
+              simpact::kDensePlasticContacts, "boxes", "contacts", "Lemke us", "box us", "stops");
+  std::vector<int> columns = {2, 4, 8, 16, 24, 32, 64};
+  if (quick) columns = {2, 16};
+  for (const int boxes : columns) {
+    const simpact::FrictionalProblem column = simpact::scenes::falling_box_stack(boxes);
+    simpact::ImpactProblem problem;
+    problem.inverse_mass = column.inverse_mass;
+    problem.normals = column.normals;
+    problem.velocity = column.velocity;
+    problem.restitution = 0.0;
+    double us[2] = {0.0, 0.0};
+    bool stops = true;
+    for (const int which : {0, 1}) {
+      simpact::PropagativeParameters parameters = hot;
+      parameters.plastic_solver = which == 0 ? simpact::PlasticSolver::kLemke : simpact::PlasticSolver::kBoxPivoting;
+      simpact::PropagativeSolver solver(parameters);
+      const simpact::ImpactResult& result = solver.solve(problem);
+      // 1e-8 × the speed: the tolerance of PlasticAtPileScale.LandingColumnStops.
+      stops = stops && result.status == simpact::Status::kSuccess &&
+              result.outcomes.at(0).velocity.cwiseAbs().maxCoeff() <= 1e-8 * column.velocity.cwiseAbs().maxCoeff();
+      us[which] = 1e-3 * simpact::demos::median_call_ns([&] { solver.solve(problem); }, batches, min_batch_ns);
+    }
+    all_correct = all_correct && stops;
+    std::printf("%8d %10d %14.1f %14.1f %8s\n", boxes, problem.contacts(), us[0], us[1], stops ? "yes" : "NO");
   }
   return all_correct ? 0 : 1;
 }

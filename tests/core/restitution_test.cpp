@@ -6,6 +6,7 @@
 
 #include <simpact/propagative.h>
 #include <simpact_scenes/core_scenes.h>
+#include <simpact_scenes/frictional_scenes.h>
 #include <simpact_scenes/random_problems.h>
 
 #include <gtest/gtest.h>
@@ -140,7 +141,32 @@ bool WellConditioned(const ProjectionCase& c) {
   return eig.minCoeff() > kMinConditionRatio * eig.maxCoeff();
 }
 
-TEST(Plastic, EqualsTheEqualityProjectionWhenItsImpulsesArePositive) {
+/// The plastic LCP's solvers (PlasticSolver): each must give the projection
+/// the closed forms below describe.
+class PlasticBySolver : public ::testing::TestWithParam<PlasticSolver> {
+ protected:
+  PropagativeParameters parameters() const {
+    PropagativeParameters p;
+    p.plastic_solver = GetParam();
+    return p;
+  }
+};
+
+std::string SolverName(const ::testing::TestParamInfo<PlasticSolver>& info) {
+  switch (info.param) {
+    case PlasticSolver::kAutomatic: return "Automatic";
+    case PlasticSolver::kLemke: return "Lemke";
+    case PlasticSolver::kBoxPivoting: return "BoxPivoting";
+  }
+  return "Unknown";
+}
+
+INSTANTIATE_TEST_SUITE_P(Solvers, PlasticBySolver,
+                         ::testing::Values(PlasticSolver::kAutomatic, PlasticSolver::kLemke,
+                                           PlasticSolver::kBoxPivoting),
+                         SolverName);
+
+TEST_P(PlasticBySolver, EqualsTheEqualityProjectionWhenItsImpulsesArePositive) {
   scenes::Random rng(11);
   int checked = 0;
   for (int trial = 0; trial < kRandomProblems; ++trial) {
@@ -149,7 +175,7 @@ TEST(Plastic, EqualsTheEqualityProjectionWhenItsImpulsesArePositive) {
     ++checked;
     SCOPED_TRACE("trial " + std::to_string(trial));
     const double scale = c.problem.velocity.cwiseAbs().maxCoeff() + c.v_eq.cwiseAbs().maxCoeff();
-    for (const ImpactResult& result : {resolve_plastic(c.problem), resolve(c.problem)}) {
+    for (const ImpactResult& result : {resolve_plastic(c.problem, parameters()), resolve(c.problem, parameters())}) {
       ASSERT_EQ(result.status, Status::kSuccess) << result.message;
       EXPECT_TRUE(
           VectorsNear(result.outcomes[0].velocity, c.v_eq, kProjectionTolerance * scale, 0.0));
@@ -164,7 +190,7 @@ TEST(Plastic, EqualsTheEqualityProjectionWhenItsImpulsesArePositive) {
   EXPECT_GE(checked, kRandomProblems / 2);
 }
 
-TEST(Plastic, NeverAdhesive) {
+TEST_P(PlasticBySolver, NeverAdhesive) {
   scenes::Random rng(12);
   int adhesive_projection = 0;
   for (int trial = 0; trial < kRandomProblems; ++trial) {
@@ -172,7 +198,7 @@ TEST(Plastic, NeverAdhesive) {
     if (!WellConditioned(c)) continue;
     adhesive_projection += c.lambda_eq.minCoeff() < 0.0;
     SCOPED_TRACE("trial " + std::to_string(trial));
-    const ImpactResult result = resolve_plastic(c.problem);
+    const ImpactResult result = resolve_plastic(c.problem, parameters());
     ASSERT_EQ(result.status, Status::kSuccess) << result.message;
     const Eigen::VectorXd& lambda = result.outcomes[0].impulses;
     const Eigen::VectorXd u = c.j * result.outcomes[0].velocity;
@@ -239,6 +265,74 @@ TEST(Restitution, DefinitionSixteenHoldsWhenThePlasticImpactReleasesAStruckConta
   const Eigen::Vector2d paper_alpha_outcome(0.5 + 0.6 * 0.5, 0.2 * 0.5);
   EXPECT_GT(std::abs(0.5 * paper_alpha_outcome.squaredNorm() - result.energy_after),
             kDistinguishable);
+}
+
+/// A column of `boxes` boxes falling flat at `speed` onto the ground
+/// (scenes::falling_box_stack, frictionless here): four corner contacts per
+/// face, rank three each, the dependent rows of every pile of boxes.
+ImpactProblem FallingColumn(int boxes, double speed, double restitution) {
+  const FrictionalProblem column = scenes::falling_box_stack(boxes, speed);
+  ImpactProblem problem;
+  problem.inverse_mass = column.inverse_mass;
+  problem.normals = column.normals;
+  problem.velocity = column.velocity;
+  problem.restitution = restitution;
+  return problem;
+}
+
+/// Pile-scale plastic LCPs (more than kDensePlasticContacts contacts: the
+/// automatic solver's box pivoting) have a closed form here: a column that
+/// lands flat stops, v⁺ = 0 (every box is held by the one below; the
+/// ground stops the lowest). The LCP is accepted at 1e-9 of the data's
+/// scales, and its active set of ~3 rows a face is conditioned ~1e2 on a
+/// column of ≤ 64 boxes, so 1e-8 × the speed bounds v⁺.
+constexpr double kColumnTolerance = 1e-8;
+
+TEST(PlasticAtPileScale, LandingColumnStops) {
+  constexpr double kSpeed = 0.44;
+  for (const int boxes : {17, 32, 64}) {
+    SCOPED_TRACE(std::to_string(boxes) + " boxes");
+    const ImpactProblem problem = FallingColumn(boxes, kSpeed, 0.0);
+    ASSERT_GT(problem.contacts(), kDensePlasticContacts);
+    const ImpactResult result = resolve_plastic(problem);
+    ASSERT_EQ(result.status, Status::kSuccess) << result.message;
+    const Outcome& outcome = result.outcomes[0];
+    EXPECT_LE(outcome.velocity.cwiseAbs().maxCoeff(), kColumnTolerance * kSpeed);
+    EXPECT_GE(outcome.impulses.minCoeff(), 0.0);
+    EXPECT_LE(result.energy_after, kColumnTolerance * result.energy_before);
+  }
+}
+
+/// The restitution blend on the box-pivoting path: with the plastic outcome
+/// at rest, p_p = 0, so L = D = ‖p_e‖²_g, e = 0 and definition (16) gives
+/// α = R: the column keeps exactly R² of its energy whatever its elastic
+/// outcome is. λ_p enters α through L and e, so a wrong plastic solve shows.
+TEST(PlasticAtPileScale, RestitutionBlendKeepsRSquaredOfALandingColumnsEnergy) {
+  constexpr double kSpeed = 0.44;
+  for (const int boxes : {17, 32}) {
+    for (const double r : {0.3, 0.7}) {
+      SCOPED_TRACE(std::to_string(boxes) + " boxes, R = " + std::to_string(r));
+      const ImpactResult result = resolve(FallingColumn(boxes, kSpeed, r));
+      ASSERT_EQ(result.status, Status::kSuccess) << result.message;
+      EXPECT_NEAR(result.energy_after, r * r * result.energy_before, kColumnTolerance * result.energy_before);
+    }
+  }
+}
+
+/// Box pivoting and the dense Lemke reference on the same column give the
+/// same (unique) plastic velocity; their impulses may differ (dependent
+/// rows), but both satisfy the LCP.
+TEST(PlasticAtPileScale, BoxPivotingAndLemkeAgreeOnAColumn) {
+  constexpr double kSpeed = 0.44;
+  const ImpactProblem problem = FallingColumn(20, kSpeed, 0.0);
+  PropagativeParameters lemke, box;
+  lemke.plastic_solver = PlasticSolver::kLemke;
+  box.plastic_solver = PlasticSolver::kBoxPivoting;
+  const ImpactResult by_lemke = resolve_plastic(problem, lemke);
+  const ImpactResult by_box = resolve_plastic(problem, box);
+  ASSERT_EQ(by_lemke.status, Status::kSuccess) << by_lemke.message;
+  ASSERT_EQ(by_box.status, Status::kSuccess) << by_box.message;
+  EXPECT_TRUE(VectorsNear(by_box.outcomes[0].velocity, by_lemke.outcomes[0].velocity, kColumnTolerance * kSpeed, 0.0));
 }
 
 }  // namespace

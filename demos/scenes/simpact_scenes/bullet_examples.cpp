@@ -110,19 +110,22 @@ std::unique_ptr<BulletExample> bullet_newtons_cradle(const WorldOptions& solver,
   return example;
 }
 
-std::unique_ptr<BulletExample> bullet_box_pile(const WorldOptions& solver) {
+std::unique_ptr<BulletExample> bullet_box_pile(const WorldOptions& solver, const BoxPileExampleOptions& options) {
+  require(std::isfinite(options.restitution) && options.restitution >= 0.0 && options.restitution <= 1.0,
+          "box pile: restitution must be in [0, 1]");
   auto example = std::make_unique<BulletExample>();
   WorldOptions world_options = solver;
   world_options.gravity = Eigen::Vector3d(0.0, -kStandardGravity, 0.0);
   world_options.restitution_combiner = RestitutionCombiner::kProduct;
   example->world = std::make_unique<BulletWorld>(world_options);
-  add_ground_box(*example->world, 0.0);
+  add_ground_box(*example->world, options.restitution > 0.0 ? 1.0 : 0.0);
   constexpr int kSide = 5;
   for (int k = 0; k < kSide; ++k) {
     for (int i = 0; i < kSide; ++i) {
       for (int j = 0; j < kSide; ++j) {
         BodyOptions box;
         box.mass = 1.0;
+        box.restitution = options.restitution;
         box.position = Eigen::Vector3d(0.2 * i, 2.0 + 0.2 * k, 0.2 * j);
         example->bodies.push_back(example->world->add_box(Eigen::Vector3d::Constant(0.1), box));
       }

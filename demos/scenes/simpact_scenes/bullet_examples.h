@@ -72,8 +72,14 @@ std::unique_ptr<BulletExample> bullet_newtons_cradle(const WorldOptions& solver,
 /// y = 0, and a 5 × 5 × 5 block of boxes of half extent 0.1 and mass 1 at
 /// (0.2 i, 2 + 0.2 k, 0.2 j) — touching neighbours, placed by loops — that
 /// falls 1.9 m onto it. Bullet's defaults: e = 0, μ = 0.5; bodies may sleep.
-/// bodies: the 125 boxes.
-std::unique_ptr<BulletExample> bullet_box_pile(const WorldOptions& solver);
+/// With `restitution` e the boxes bounce as a user who sets it gets: the
+/// ground's restitution is then 1, so under Bullet's product combiner a
+/// box–ground contact gets e and a box–box contact e². bodies: the 125 boxes.
+struct BoxPileExampleOptions {
+  double restitution = 0.0;  ///< of every box, in [0, 1]
+};
+std::unique_ptr<BulletExample> bullet_box_pile(const WorldOptions& solver,
+                                               const BoxPileExampleOptions& options = {});
 
 /// A hinge chain: `links` boxes (half extents 0.25 × 0.05 × 0.1 m, 1 kg,
 /// restitution `restitution`, μ 0.5) end to end along x, consecutive links

@@ -57,10 +57,16 @@
 // ── Plastic law (Seghete & Murphey 2014, eq. (10)–(11); Moreau) ─────────────
 // The kinetic-metric projection of v⁻ onto {v : J v + b ≥ 0}:
 //     u⁺ = u⁻ + W λ ≥ 0,  λ ≥ 0,  λᵀ u⁺ = 0        (an LCP in contact space)
-// solved exactly with Lemke's complementary pivoting (W is symmetric PSD,
-// hence copositive-plus: Lemke either solves it or proves it infeasible).
-// When the impulses of the equality projection of eq. (11) (u⁺ = 0 for
-// every contact) are all non-negative, both coincide; otherwise eq. (11)
+// solved exactly (PropagativeParameters::plastic_solver; automatic by
+// default): up to kDensePlasticContacts contacts with Lemke's
+// complementary pivoting on the dense W (symmetric PSD, hence copositive-
+// plus: Lemke either solves it or proves it infeasible), above — and when
+// Lemke fails without proving infeasibility — by box pivoting on the sparse
+// rows J M^{-1/2} (Cottle–Dantzig principal pivoting, which keeps dependent
+// contacts such as a face's four corners out of its factor). Both results
+// pass the same residual check against the data's scales.
+// The LCP and the equality projection of eq. (11) (u⁺ = 0 for every
+// contact) coincide when the latter's impulses are all non-negative; otherwise eq. (11)
 // would need adhesive impulses and the LCP releases the contacts that would
 // pull. u⁺ is unique; λ is unique when W is non-singular.
 //
@@ -241,10 +247,27 @@ inline constexpr std::int64_t kMaxReflectionCeiling = 1'000'000;
 /// work of kMaxReflectionCeiling (docs/propagative.md).
 inline constexpr std::int64_t kMaxPairRun = 10'000;
 
+/// Plastic LCPs (see "Plastic law") of up to this many contacts are solved
+/// by dense Lemke, the reference; larger ones by box pivoting on sparse
+/// rows. Dense Lemke costs O(m²) memory and O(m²) per pivot; on landing box
+/// piles (dependent corner contacts) it failed at 250–370 contacts after
+/// 0.5–2.3 s each (a 125-box pile, restitution 0.5), where box pivoting
+/// solves them (docs/propagative.md, "Plastic LCP at pile scale").
+inline constexpr int kDensePlasticContacts = 64;
+
 /// Extra reflections allowed beyond Theorem 1's ⌈π/γ_ij⌉ before a pair run
 /// is declared driven: two absorb the rounding of γ_ij near a boundary
 /// (the bound is an integer ceiling of a computed angle).
 inline constexpr std::int64_t kPairRunSlack = 2;
+
+/// How the plastic LCP is solved (see "Plastic law").
+enum class PlasticSolver {
+  /// Dense Lemke up to kDensePlasticContacts contacts, box pivoting above
+  /// and wherever Lemke fails without proving the LCP infeasible.
+  kAutomatic,
+  kLemke,        ///< Dense Lemke always (the reference).
+  kBoxPivoting,  ///< Box pivoting always (it cannot prove infeasibility).
+};
 
 struct PropagativeParameters {
   OrderPolicy policy = OrderPolicy::kMostNegative;
@@ -268,6 +291,9 @@ struct PropagativeParameters {
   bool validate_input = true;
   /// Compute energy_before/energy_after (needs (M⁻¹)⁺ per decoupled block).
   bool compute_energy = true;
+  /// The plastic LCP's solver (plastic outcomes, restitution R < 1, and
+  /// the plastic fallback of a capped or jammed sequence).
+  PlasticSolver plastic_solver = PlasticSolver::kAutomatic;
 };
 
 struct Outcome {

@@ -2,6 +2,7 @@
 #include <simpact/propagative.h>
 
 #include "core/approach_queue.h"
+#include "core/box_qp.h"
 #include "core/contact_space.h"
 #include "core/inertia.h"
 #include "core/lcp.h"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -135,6 +137,13 @@ void PropagativeSolver::set_parameters(const PropagativeParameters& parameters) 
 }
 
 namespace {
+
+// Box pivoting's decisions on the plastic LCP (signs of w, "at zero") at this
+// × each row's velocity scale and each variable's impulse scale: three orders
+// below the 1e-9 residual the solution is then checked against, and far
+// above the rounding of w (~1e-15 of its terms); the Routh increments' box
+// pivoting decides at the same kBoxDecisionTolerance (routh_box.h).
+constexpr double kPlasticDecisionTolerance = 1e-12;
 
 // Everything one resolution needs, so the steps below read as the law.
 class Resolution {
@@ -675,9 +684,13 @@ class Resolution {
   }
 
   // Moreau's projection as the LCP (W, u⁻) over the non-inert contacts
-  // (inert ones take no impulse); computed at most once. The LCP's residual
-  // is judged against the data's scales (outcome_check.h): velocity V_i per
-  // row, impulse V_i / W_ii per variable.
+  // (inert ones take no impulse); computed at most once, by the solver
+  // PropagativeParameters::plastic_solver names (automatic: dense Lemke up
+  // to kDensePlasticContacts, box pivoting above and where Lemke fails short
+  // of proving the LCP infeasible; propagative.h, "Plastic law"). Either
+  // solution is accepted by the same residual check, against the data's
+  // scales (outcome_check.h): velocity V_i per row, impulse V_i / W_ii per
+  // variable.
   bool ensure_plastic() {
     if (plastic_ready_) return true;
     std::vector<int> active;
@@ -694,8 +707,6 @@ class Resolution {
       return true;
     }
     const int k = static_cast<int>(active.size());
-    const Eigen::MatrixXd full = space_.dense_w();
-    Eigen::MatrixXd w(k, k);
     Eigen::VectorXd q(k);
     internal::LemkeParameters lemke;
     lemke.w_scale.resize(k);
@@ -704,11 +715,50 @@ class Resolution {
     for (int a = 0; a < k; ++a) {
       const int i = active[static_cast<size_t>(a)];
       q[a] = ws_.u0[i];
-      for (int b = 0; b < k; ++b) w(a, b) = full(i, active[static_cast<size_t>(b)]);
       const double velocity = std::max(speed * std::sqrt(ws_.w_diag[i]) + ws_.magnitude[i], 1e-300);
       lemke.w_scale[a] = velocity;
       lemke.z_scale[a] = velocity / ws_.w_diag[i];
     }
+    internal::LcpResult lcp;
+    lcp.status = internal::LcpStatus::kInaccurate;
+    const PlasticSolver solver = params_.plastic_solver;
+    if (solver == PlasticSolver::kLemke || (solver == PlasticSolver::kAutomatic && k <= kDensePlasticContacts))
+      lcp = plastic_by_lemke(active, q, lemke);
+    if (solver != PlasticSolver::kLemke && lcp.status != internal::LcpStatus::kSolved &&
+        lcp.status != internal::LcpStatus::kRayTermination) {
+      internal::LcpResult boxed = plastic_by_box_pivoting(active, q, lemke);
+      if (boxed.status == internal::LcpStatus::kSolved || lcp.message.empty()) {
+        lcp = std::move(boxed);
+      } else {
+        lcp.message += "; box pivoting: " + boxed.message;
+      }
+    }
+    if (lcp.status == internal::LcpStatus::kRayTermination) {
+      fail_unchanged(Status::kInfeasible,
+                     "no non-negative impulses stop every approaching contact (plastic LCP "
+                     "infeasible); velocity left unchanged");
+      return false;
+    }
+    if (lcp.status != internal::LcpStatus::kSolved) {
+      fail_unchanged(Status::kLcpFailed, "plastic LCP failed: " + lcp.message +
+                                             "; velocity left unchanged");
+      return false;
+    }
+    for (int a = 0; a < k; ++a) ws_.lambda_plastic[active[static_cast<size_t>(a)]] = lcp.z[a];
+    space_.apply_impulses(p_.velocity, ws_.lambda_plastic, ws_.v_plastic);
+    plastic_ready_ = true;
+    return true;
+  }
+
+  // The plastic LCP on the `active` contacts by dense Lemke (solve_psd_lcp),
+  // once more in g-normalized units if that fails short of a ray.
+  internal::LcpResult plastic_by_lemke(const std::vector<int>& active, const Eigen::VectorXd& q,
+                                       const internal::LemkeParameters& lemke) const {
+    const int k = static_cast<int>(active.size());
+    const Eigen::MatrixXd full = space_.dense_w();
+    Eigen::MatrixXd w(k, k);
+    for (int a = 0; a < k; ++a)
+      for (int b = 0; b < k; ++b) w(a, b) = full(active[static_cast<size_t>(a)], active[static_cast<size_t>(b)]);
     internal::LcpResult lcp = internal::solve_psd_lcp(w, q, lemke);
     if (lcp.status != internal::LcpStatus::kSolved) {
       // Once more in g-normalized units, D W D with D = diag(1/√W_ii) (unit
@@ -728,21 +778,62 @@ class Resolution {
         lcp.status = internal::LcpStatus::kRayTermination;  // infeasible in either units
       }
     }
-    if (lcp.status == internal::LcpStatus::kRayTermination) {
-      fail_unchanged(Status::kInfeasible,
-                     "no non-negative impulses stop every approaching contact (plastic LCP "
-                     "infeasible); velocity left unchanged");
-      return false;
+    return lcp;
+  }
+
+  // The plastic LCP on the `active` contacts by box pivoting (box_qp.h) on
+  // the rows A = J_active R, R R^T = M⁻¹ (metric_root), bounds [0, ∞): W is
+  // never formed above box_qp.h's dense limit, and dependent contacts (a
+  // face's four corners) never enter the clamped set, where they made dense
+  // Lemke fail on box piles of ~250–370 contacts after ~1 s each. The
+  // result passes the same residual check as Lemke's, against the contact
+  // space's W.
+  internal::LcpResult plastic_by_box_pivoting(const std::vector<int>& active, const Eigen::VectorXd& q,
+                                              const internal::LemkeParameters& lemke) const {
+    const int k = static_cast<int>(active.size());
+    internal::LcpResult lcp;
+    std::vector<Eigen::Triplet<double>> entries;
+    for (int a = 0; a < k; ++a)
+      for (SparseRowMatrix::InnerIterator it(p_.normals, active[static_cast<size_t>(a)]); it; ++it)
+        entries.emplace_back(a, static_cast<int>(it.col()), it.value());
+    SparseRowMatrix rows(k, p_.normals.cols());
+    rows.setFromTriplets(entries.begin(), entries.end());
+    internal::BoxQp qp;
+    qp.set_rows(SparseRowMatrix(rows * internal::metric_root(p_.inverse_mass)));
+    const Eigen::VectorXd lo = Eigen::VectorXd::Zero(k);
+    const Eigen::VectorXd hi = Eigen::VectorXd::Constant(k, std::numeric_limits<double>::infinity());
+    // The pivoting's own verdict is not the acceptance: on piles it can end
+    // with one dependent contact's w a few decision tolerances negative
+    // after its final refactorisation (rounding of a clamped set of ~100
+    // near-dependent rows), which the residual check below, three orders
+    // looser, accepts; a stalled or unfinished run fails that check.
+    const bool finished =
+        qp.solve(q, lo, hi, kPlasticDecisionTolerance * lemke.w_scale, kPlasticDecisionTolerance * lemke.z_scale);
+    lcp.pivots = qp.steps();
+    lcp.z = qp.x().cwiseMax(0.0);
+    // w = W z + q over the active rows, W the contact space's.
+    std::vector<int> position(static_cast<size_t>(m_), -1);
+    for (int a = 0; a < k; ++a) position[static_cast<size_t>(active[static_cast<size_t>(a)])] = a;
+    lcp.w = q;
+    const internal::SparseColumns& w = space_.w();
+    for (int a = 0; a < k; ++a) {
+      const int i = active[static_cast<size_t>(a)];
+      for (int e = w.begin(i); e < w.end(i); ++e)
+        if (const int b = position[static_cast<size_t>(w.index[e])]; b >= 0) lcp.w[b] += w.value[e] * lcp.z[a];
     }
-    if (lcp.status != internal::LcpStatus::kSolved) {
-      fail_unchanged(Status::kLcpFailed, "plastic LCP failed: " + lcp.message +
-                                             "; velocity left unchanged");
-      return false;
+    Eigen::Index where = 0;
+    const double violation = internal::scaled_violation(lcp.z, lcp.w, lemke.w_scale, lemke.z_scale, &where);
+    if (!(violation <= lemke.residual_tolerance)) {
+      lcp.status = finished ? internal::LcpStatus::kInaccurate : internal::LcpStatus::kPivotLimit;
+      std::ostringstream message;
+      message << (finished ? "finished" : "stopped") << " after " << qp.steps()
+              << " steps (limit " << internal::box_step_limit(k) << ") with its solution violating row " << where
+              << " by " << violation << " of the data's scale";
+      lcp.message = message.str();
+      return lcp;
     }
-    for (int a = 0; a < k; ++a) ws_.lambda_plastic[active[static_cast<size_t>(a)]] = lcp.z[a];
-    space_.apply_impulses(p_.velocity, ws_.lambda_plastic, ws_.v_plastic);
-    plastic_ready_ = true;
-    return true;
+    lcp.status = internal::LcpStatus::kSolved;
+    return lcp;
   }
 
   const ImpactProblem& p_;
