@@ -351,9 +351,12 @@ bool collect_points(Impl& s, const ImpactSolverConfig& config, btPersistentManif
       const double gap = double(p.getDistance());
       if (!(gap <= config.touch_tolerance || (u < 0.0 && gap + u * h <= config.touch_tolerance)))
         continue;
+      // The restitution the cluster will use (point_restitution: a CCD
+      // predictive point's 0 is Bullet's speculative constraint, not the
+      // pair's), so a fast CCD body strikes under every law alike.
       any_strike = any_strike ||
                    (u < 0.0 && strikes(u) &&
-                    (p.m_combinedRestitution > 0 || rule.plastic ||
+                    (internal::point_restitution(manifold, p) > 0 || rule.plastic ||
                      (rule.frictional && p.m_combinedFriction > 0)));
       set_manifold_point(s.points.emplace_back(), manifold, k, c, u, body_a, body_b);
       if (gap < 0.0 && u > 0.0 && u > known_thresholds().impact)
