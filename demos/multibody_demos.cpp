@@ -437,9 +437,12 @@ std::vector<double> multibody_cradle(int balls, double restitution, bool simpact
     const double x = i * (2 * r - kOverlap);
     // Bullet's multibody world combines restitution by product: √e per bob
     // gives e per contact (the rigid newtons_cradle() gives each ball e and
-    // combines by minimum: e as well).
+    // combines by minimum: e as well). Frictionless, as newtons_cradle()'s
+    // balls: the bobs turn with their links, so touching bobs slip on each
+    // other and impact friction (propagative_friction, 0 < e < 1) would
+    // act on the one cradle and not the other.
     bobs.push_back(world.add_pendulum({x, length, 0}, {x, 0, 0}, r, 1.0, std::sqrt(restitution),
-                                      i == 0 ? 1.0 / length : 0.0));
+                                      i == 0 ? 1.0 / length : 0.0, 0.0));
   }
   double before = 0.0, after = 0.0;
   for (btMultiBody* b : bobs) before += MultiBodyWorld::kinetic_energy(*b);

@@ -289,15 +289,19 @@ TEST(CliScene, RouthLawMakesAnObliqueBallRoll) {
 TEST(CliScene, AutoLawUsesStrongesRestitutionForBouncingFrictionalContacts) {
   // R = 0.5: auto is Routh with Stronge's restitution: the ball's slip stops
   // in compression, so it leaves rolling as under Routh (spin −5/7 / 0.1),
-  // with Newton's rebound (a sphere's contact is collinear); the
-  // frictionless propagative law leaves the spin at 0.
+  // with Newton's rebound (a sphere's contact is collinear). The
+  // propagative law with its impact friction (ImpactSettings::
+  // propagative_friction) gets there too: its normal impulse (1 + R) · 2 ·
+  // 2 = 6 N·s bounds the friction impulse at 6, and stopping the 1 m/s slip
+  // takes only (2/7) m · 1 = 4/7, so the ball sticks and rolls.
   const Json automatic = scene_ok(oblique_sphere("auto", 0.5));
   EXPECT_NEAR(automatic["bodies"][1]["angular_velocity"][2].get<double>(), -5.0 / 7.0 / 0.1, kExact / 0.1);
   EXPECT_EQ(scene_ok(oblique_sphere("routh_restitution", 0.5))["bodies"][1], automatic["bodies"][1]);
   EXPECT_NEAR(automatic["bodies"][1]["velocity"][1].get<double>(), 1.0, kExact);
   EXPECT_EQ(automatic["routh_impacts"], 1);
   const Json propagative = scene_ok(oblique_sphere("propagative", 0.5));
-  EXPECT_NEAR(propagative["bodies"][1]["angular_velocity"][2].get<double>(), 0.0, kExact);
+  EXPECT_NEAR(propagative["bodies"][1]["angular_velocity"][2].get<double>(), -5.0 / 7.0 / 0.1, kExact / 0.1);
+  EXPECT_NEAR(propagative["bodies"][1]["velocity"][0].get<double>(), 5.0 / 7.0, kExact);
   EXPECT_NEAR(propagative["bodies"][1]["velocity"][1].get<double>(), 1.0, kExact);
   EXPECT_EQ(propagative["routh_impacts"], 0);
 }

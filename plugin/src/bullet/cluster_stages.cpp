@@ -105,18 +105,17 @@ bool LawRows::finite(bool with_tangents) const {
 
 namespace {
 
-// The propagative law on `rows` with restitution R; with `indeterminacy`,
-// also ξ (policy kAll, one more resolution).
-const ImpactResult& solve_propagative(const LawRows& rows, double restitution, const ImpactSettings& settings,
-                                      const LawInputs& inputs, LawState& state,
+// The propagative law on `rows` from `velocity` (rows.admissible, or what
+// the friction pass left) with restitution R; with `indeterminacy`, also ξ
+// (policy kAll, one more resolution).
+const ImpactResult& solve_propagative(const LawRows& rows, const Eigen::VectorXd& velocity, double restitution,
+                                      const ImpactSettings& settings, const LawInputs& inputs, LawState& state,
                                       std::optional<double>* indeterminacy) {
-  ImpactProblem problem =
-      impact_problem(rows.inverse_mass, rows.normals, rows.admissible, rows.offsets, restitution);
+  ImpactProblem problem = impact_problem(rows.inverse_mass, rows.normals, velocity, rows.offsets, restitution);
   if (settings.policy == OrderPolicy::kTimeOfImpact) {
     if (inputs.distances == nullptr || inputs.distances->size() != rows.contacts())
       throw std::invalid_argument("policy time_of_impact: no contact distances for the hints");
-    problem.time_of_impact =
-        time_of_impact_hints(*inputs.distances, rows.normals * rows.admissible + rows.offsets);
+    problem.time_of_impact = time_of_impact_hints(*inputs.distances, rows.normals * velocity + rows.offsets);
   }
   // Validation off: the adapters check the rows for finiteness
   // (LawRows::finite). validate() rejects policy kAll, so the policy is a
@@ -137,6 +136,40 @@ const ImpactResult& solve_propagative(const LawRows& rows, double restitution, c
 
 // The Routh sampler's problem for a cluster: the rows, friction and, for
 // kRouthRestitution, Stronge's e = R on every contact.
+// Coulomb friction on the propagative law's normal impulses `lambda`
+// (ImpactSettings::propagative_friction): contact by contact, in order, the
+// tangential impulse P = α d at contact r, d = −s/|s| opposite its slip
+// s = J_t,r v + b_t,r (rows 2r, 2r + 1), α = min(μ_r λ_r, |s| / dᵀW_t,r d)
+// with W_t,r = J_t,r M⁻¹ J_t,rᵀ: v += α M⁻¹ J_t,rᵀ d. Each impulse changes the
+// kinetic energy by −α|s| + ½α² dᵀW_t,r d ≤ 0 (α ≤ |s| / dᵀW d). Writes each
+// contact's impulse on the tangent frame into `tangential` (2m). Returns
+// whether any impulse was applied.
+bool impact_friction(const LawRows& rows, const Eigen::VectorXd& lambda, Eigen::VectorXd& velocity,
+                     Eigen::VectorXd& tangential) {
+  const int m = rows.contacts();
+  tangential.setZero(2 * m);
+  bool applied = false;
+  Eigen::SparseVector<double> direction;
+  for (int r = 0; r < m; ++r) {
+    const double bound = rows.friction[r] * lambda[r];
+    if (!(bound > 0.0)) continue;
+    const Eigen::Vector2d slip(rows.tangents.row(2 * r).dot(velocity) + rows.tangent_offsets[2 * r],
+                               rows.tangents.row(2 * r + 1).dot(velocity) + rows.tangent_offsets[2 * r + 1]);
+    const double speed = slip.norm();
+    if (!(speed > 0.0)) continue;
+    const Eigen::Vector2d d = -slip / speed;
+    direction = d[0] * rows.tangents.row(2 * r).transpose() + d[1] * rows.tangents.row(2 * r + 1).transpose();
+    const Eigen::SparseVector<double> change = rows.inverse_mass * direction;
+    const double response = direction.dot(change);  // dᵀ W_t,r d
+    if (!(response > 0.0)) continue;                // no mobility along the slip
+    const double alpha = std::min(bound, speed / response);
+    for (Eigen::SparseVector<double>::InnerIterator it(change); it; ++it) velocity[it.index()] += alpha * it.value();
+    tangential.segment<2>(2 * r) = alpha * d;
+    applied = true;
+  }
+  return applied;
+}
+
 FrictionalProblem routh_problem(const LawRows& rows, const ClusterPlan& plan, const ImpactSettings& settings) {
   FrictionalProblem problem =
       frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.admissible, rows.friction, rows.offsets,
@@ -192,7 +225,7 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
   }
   if (!plan.routh()) {
     const ImpactResult& result = solve_propagative(
-        rows, plan.restitution, settings, inputs, state,
+        rows, rows.admissible, plan.restitution, settings, inputs, state,
         inputs.compute_indeterminacy ? &report.indeterminacy : nullptr);
     stats.reflections += result.reflections;
     report.status = result.status;
@@ -206,6 +239,28 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
     report.sequence = outcome.sequence;
     if (per_contact)
       for (int r = 0; r < m; ++r) report.contacts[static_cast<size_t>(r)].impulse = outcome.impulses[r];
+    if (!plan.propagative_friction(settings)) return true;
+    // Friction in the impact, then the law once more from there (the
+    // solver's result above is overwritten by that run: copied first).
+    const Eigen::VectorXd lambda = outcome.impulses;
+    Eigen::VectorXd rubbed = velocity, tangential;
+    if (!impact_friction(rows, lambda, rubbed, tangential)) return true;
+    const ImpactResult& again = solve_propagative(rows, rubbed, plan.restitution, settings, inputs, state, nullptr);
+    stats.reflections += again.reflections;
+    if (again.status != Status::kSuccess) {
+      add_message(report, "impact friction left out: the law after it returned " +
+                              std::string(to_string(again.status)) + " (" + again.message + ")");
+      return true;
+    }
+    velocity = again.outcomes.at(0).velocity;
+    for (int r = 0; per_contact && r < m; ++r) {
+      const size_t rr = static_cast<size_t>(r);
+      ImpactReport::Contact& contact = report.contacts[rr];
+      contact.impulse += again.outcomes[0].impulses[r];
+      contact.tangent1 = to_bullet(rows.t1[rr]);
+      contact.tangent2 = to_bullet(rows.t2[rr]);
+      contact.friction_impulse = to_bullet(tangential[2 * r] * rows.t1[rr] + tangential[2 * r + 1] * rows.t2[rr]);
+    }
     return true;
   }
   report.sample_seed = inputs.routh_seed;

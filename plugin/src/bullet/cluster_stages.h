@@ -68,8 +68,20 @@ struct ClusterPlan {
   /// (null for a synthetic point): note_strike against strikes.of(manifold)
   /// with point_restitution; μ > 0 makes the cluster frictional.
   void add(double u, const btManifoldPoint& point, const btPersistentManifold* manifold);
-  /// Whether the law needs the tangent rows (kRouth, kRouthRestitution).
+  /// Whether the law is a Routh law (kRouth, kRouthRestitution).
   bool routh() const { return law == PlannedLaw::kRouth || law == PlannedLaw::kRouthRestitution; }
+  /// Whether the propagative law gets Coulomb friction in its impacts
+  /// (ImpactSettings::propagative_friction): a frictional cluster with
+  /// 0 < R < 1. Elastic clusters keep the papers' frictionless, energy-
+  /// conserving law; plastic ones end with their contacts closed, where the
+  /// base solver's friction acts.
+  bool propagative_friction(const ImpactSettings& settings) const {
+    return law == PlannedLaw::kPropagative && frictional && restitution > 0.0 && restitution < 1.0 &&
+           settings.propagative_friction;
+  }
+  /// Whether the adapters assemble the tangent rows: a Routh law, or the
+  /// propagative law with friction.
+  bool tangent_rows(const ImpactSettings& settings) const { return routh() || propagative_friction(settings); }
   /// The e the Routh sample gets on every contact: R for
   /// kRouthRestitution, 0 (inelastic) for kRouth.
   double routh_restitution() const { return law == PlannedLaw::kRouthRestitution ? restitution : 0.0; }

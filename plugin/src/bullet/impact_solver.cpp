@@ -1113,7 +1113,7 @@ struct RigidCluster {
   const btContactSolverInfo& info;
   double h;
   size_t hidden_before;             // s.hidden before this cluster (failed() cuts back to it)
-  bool routh = false;               // tangent rows assembled
+  bool routh = false;               // tangent rows assembled (a Routh law, or propagative friction)
   Eigen::VectorXd distances;        // policy time_of_impact
 
   internal::ClusterPlan plan() { return plan_of(s, config, members, ids, h); }
@@ -1136,7 +1136,7 @@ struct RigidCluster {
   // the cluster's energy at their kinematic partners' speed to follow them
   // are ill-conditioned: the cluster is the base solver's.
   internal::Assembly assemble(internal::ClusterPlan& cluster, ImpactReport& report, ImpactStats& stats) {
-    routh = cluster.routh();
+    routh = cluster.tangent_rows(config);
     assemble_rows(s, members, ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, routh,
                   partial_metric(cluster));
     if (s.rows.joint_demand > kJointDemandFactor * s.rows.joint_demand_reference)
@@ -1153,7 +1153,7 @@ struct RigidCluster {
       return {internal::Assembly::kNothing, {}};
     report.restitution = cluster.restitution;
     report.law = report.attempted_law = cluster.applied();
-    routh = cluster.routh();
+    routh = cluster.tangent_rows(config);
     assemble_rows(s, members, ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, routh,
                   partial_metric(cluster));
     add_message(report, std::to_string(inert) +

@@ -856,7 +856,7 @@ struct MultibodyCluster {
     }
     const int m = static_cast<int>(rows.kept.size());
     if (m == 0) return {internal::Assembly::kNothing, {}};
-    if (plan.routh()) {
+    if (plan.tangent_rows(config)) {
       // Tangent rows: t1 along the mid-step slip, else btPlaneSpace1's frame.
       std::vector<btVector3> axes;
       for (int r = 0; r < m; ++r)

@@ -242,7 +242,7 @@ btMultiBody* MultiBodyWorld::add_free_base_tree(const FreeBase& base, const std:
 
 btMultiBody* MultiBodyWorld::add_pendulum(const Eigen::Vector3d& pivot, const Eigen::Vector3d& bob,
                                           double radius, double mass, double restitution,
-                                          double joint_velocity) {
+                                          double joint_velocity, double friction) {
   RevoluteLink link;
   link.pivot = pivot;
   link.center = bob;
@@ -250,6 +250,7 @@ btMultiBody* MultiBodyWorld::add_pendulum(const Eigen::Vector3d& pivot, const Ei
   link.mass = mass;
   link.restitution = restitution;
   link.joint_velocity = joint_velocity;
+  link.friction = friction;
   return add_fixed_base_chain(pivot, {link});
 }
 

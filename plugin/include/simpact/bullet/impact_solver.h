@@ -59,9 +59,12 @@
 //
 // ── Laws (ImpactSolverConfig::law) ──────────────────────────────────────────
 // propagative (default): Seghete & Murphey 2014's minimal-sequence law on
-//   the normals (propagative.h) with the cluster's restitution;
-//   frictionless (friction is the base solver's at the points left closed).
-//   R = 0 clusters are the base solver's unless resolve_plastic_impacts.
+//   the normals (propagative.h) with the cluster's restitution; the law is
+//   frictionless (friction is the base solver's at the points left closed),
+//   and a frictional cluster with 0 < R < 1 then gets Coulomb friction on
+//   its impulses and the law once more (propagative_friction; tangent rows
+//   as for routh). R = 0 clusters are the base solver's unless
+//   resolve_plastic_impacts.
 // routh: one Halm & Posa Routh sample per impact (routh.h,
 //   RouthSampler::sample(0)); inelastic and frictional (μ =
 //   m_combinedFriction); the cluster's restitution is ignored. Tangent rows
@@ -365,6 +368,23 @@ struct ImpactSettings {
   /// step (benchmark_vs_stock, box pile). Turn it on for exact plastic
   /// outcomes in small systems.
   bool resolve_plastic_impacts = false;
+  /// Coulomb friction in the propagative law's impacts. The law is
+  /// frictionless (Seghete & Murphey) and the base solver's friction acts
+  /// only where a contact stays closed and carries load in its own solve, so
+  /// a contact that bounces (R > 0) gets none: a box with restitution sliding
+  /// on the ground, whose corners strike in turn as it rocks, slid on at
+  /// constant speed. With this on, in a cluster with 0 < R < 1 (elastic
+  /// clusters keep the papers' frictionless, energy-conserving law; plastic
+  /// ones end closed, where the base solver's friction acts) each contact
+  /// the law pushed (λ_r > 0, μ_r > 0), in contact order, then gets the
+  /// tangential impulse opposite
+  /// its slip, at most μ_r λ_r and at most what stops the slip along that
+  /// direction (each impulse dissipates), and the law runs once more from
+  /// there to resolve any approach those impulses made (if that run fails,
+  /// the frictionless outcome stands and the report says so). Both adapters;
+  /// tangent rows as for the Routh laws ("Laws"). Not for the variational
+  /// and Pasquero laws (elastic, frictionless by definition).
+  bool propagative_friction = true;
   /// Also enumerate every outcome (policy kAll) to report the indeterminacy
   /// ξ (ImpactReport::indeterminacy) of propagative impacts; costs one more
   /// resolution per impact. The applied outcome is still the one of `policy`.

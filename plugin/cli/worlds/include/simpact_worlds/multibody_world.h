@@ -142,9 +142,11 @@ class MultiBodyWorld {
   /// orientation. No links is allowed (a free rigid body as a multibody).
   btMultiBody* add_free_base_tree(const FreeBase& base, const std::vector<RevoluteLink>& links,
                                   const std::vector<SphereCollider>& colliders);
-  /// A simple pendulum: one link of a bob at `bob`, hinged at `pivot` about z.
+  /// A simple pendulum: one link of a bob at `bob`, hinged at `pivot` about z;
+  /// the bob's friction `friction` (RevoluteLink's default 0.5).
   btMultiBody* add_pendulum(const Eigen::Vector3d& pivot, const Eigen::Vector3d& bob, double radius,
-                            double mass, double restitution, double joint_velocity = 0.0);
+                            double mass, double restitution, double joint_velocity = 0.0,
+                            double friction = 0.5);
   /// A free rigid sphere (BodyOptions as BulletWorld; mass > 0 dynamic).
   btRigidBody* add_sphere(double radius, const BodyOptions& body);
   /// The static plane {x : n̂·x = offset}.
