@@ -137,10 +137,13 @@ TEST_P(AdaptersAgree, OnASphereStrikingTheGroundAtAnAngle) {
   ExpectNear(a.tangent1, b.tangent1, kAgreement, "tangent1");
   ExpectNear(a.tangent2, b.tangent2, kAgreement, "tangent2");
   ExpectNear(a.friction_impulse, b.friction_impulse, kAgreement * scale, "friction_impulse");
+  const double r = GetParam().restitution;
   if (rigid.law == simpact::bullet::AppliedLaw::kRouth ||
-      rigid.law == simpact::bullet::AppliedLaw::kRouthRestitution) {
+      rigid.law == simpact::bullet::AppliedLaw::kRouthRestitution ||
+      (rigid.law == simpact::bullet::AppliedLaw::kPropagative && r > 0.0 && r < 1.0)) {
     // Sliding at (1.5, 0.5) m/s plus spin: friction acts, on the tangent
-    // plane (0.05 of the normal impulse at least).
+    // plane (0.05 of the normal impulse at least); for the propagative law
+    // through its impact friction (ImpactSettings::propagative_friction).
     EXPECT_GT(double(a.friction_impulse.length()), 0.05 * scale);
     EXPECT_NEAR(double(b.friction_impulse.dot(b.normal)), 0.0, kAgreement * scale);
   }
@@ -160,6 +163,7 @@ TEST_P(AdaptersAgree, OnASphereStrikingTheGroundAtAnAngle) {
 
 INSTANTIATE_TEST_SUITE_P(SharedLaws, AdaptersAgree,
                          ::testing::Values(LawCase{ImpactLaw::kPropagative, 1.0},
+                                           LawCase{ImpactLaw::kPropagative, 0.5},
                                            LawCase{ImpactLaw::kRouth, 1.0},
                                            LawCase{ImpactLaw::kAuto, 1.0},
                                            LawCase{ImpactLaw::kAuto, 0.5},

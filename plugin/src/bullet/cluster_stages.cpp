@@ -148,6 +148,10 @@ bool impact_friction(const LawRows& rows, const Eigen::VectorXd& lambda, Eigen::
                      Eigen::VectorXd& tangential) {
   const int m = rows.contacts();
   tangential.setZero(2 * m);
+  // The adapter assembles these rows when ClusterPlan::tangent_rows says so;
+  // without them there is nothing to rub on.
+  if (rows.tangents.rows() != 2 * m || rows.tangent_offsets.size() != 2 * m || rows.friction.size() != m)
+    return false;
   bool applied = false;
   Eigen::SparseVector<double> direction;
   for (int r = 0; r < m; ++r) {
