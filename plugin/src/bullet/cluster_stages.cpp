@@ -134,8 +134,6 @@ const ImpactResult& solve_propagative(const LawRows& rows, const Eigen::VectorXd
   return result;
 }
 
-// The Routh sampler's problem for a cluster: the rows, friction and, for
-// kRouthRestitution, Stronge's e = R on every contact.
 // Coulomb friction on the propagative law's normal impulses `lambda`
 // (ImpactSettings::propagative_friction): contact by contact, in order, the
 // tangential impulse P = α d at contact r, d = −s/|s| opposite its slip
@@ -174,6 +172,17 @@ bool impact_friction(const LawRows& rows, const Eigen::VectorXd& lambda, Eigen::
   return applied;
 }
 
+// A contact's report fields of friction: its tangent frame and the
+// tangential impulse (components `t1`, `t2` along that frame) [N·s].
+void report_friction(const LawRows& rows, int r, double t1, double t2, ImpactReport::Contact& contact) {
+  const size_t rr = static_cast<size_t>(r);
+  contact.tangent1 = to_bullet(rows.t1[rr]);
+  contact.tangent2 = to_bullet(rows.t2[rr]);
+  contact.friction_impulse = to_bullet(t1 * rows.t1[rr] + t2 * rows.t2[rr]);
+}
+
+// The Routh sampler's problem for a cluster: the rows, friction and, for
+// kRouthRestitution, Stronge's e = R on every contact.
 FrictionalProblem routh_problem(const LawRows& rows, const ClusterPlan& plan, const ImpactSettings& settings) {
   FrictionalProblem problem =
       frictional_problem(rows.inverse_mass, rows.normals, rows.tangents, rows.admissible, rows.friction, rows.offsets,
@@ -258,12 +267,9 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
     }
     velocity = again.outcomes.at(0).velocity;
     for (int r = 0; per_contact && r < m; ++r) {
-      const size_t rr = static_cast<size_t>(r);
-      ImpactReport::Contact& contact = report.contacts[rr];
+      ImpactReport::Contact& contact = report.contacts[static_cast<size_t>(r)];
       contact.impulse += again.outcomes[0].impulses[r];
-      contact.tangent1 = to_bullet(rows.t1[rr]);
-      contact.tangent2 = to_bullet(rows.t2[rr]);
-      contact.friction_impulse = to_bullet(tangential[2 * r] * rows.t1[rr] + tangential[2 * r + 1] * rows.t2[rr]);
+      report_friction(rows, r, tangential[2 * r], tangential[2 * r + 1], contact);
     }
     return true;
   }
@@ -292,13 +298,9 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
   }
   velocity = outcome.velocity;
   for (int r = 0; per_contact && r < m; ++r) {
-    const size_t rr = static_cast<size_t>(r);
-    ImpactReport::Contact& contact = report.contacts[rr];
+    ImpactReport::Contact& contact = report.contacts[static_cast<size_t>(r)];
     contact.impulse = outcome.normal_impulses[r];
-    contact.tangent1 = to_bullet(rows.t1[rr]);
-    contact.tangent2 = to_bullet(rows.t2[rr]);
-    contact.friction_impulse = to_bullet(outcome.tangential_impulses[2 * r] * rows.t1[rr] +
-                                         outcome.tangential_impulses[2 * r + 1] * rows.t2[rr]);
+    report_friction(rows, r, outcome.tangential_impulses[2 * r], outcome.tangential_impulses[2 * r + 1], contact);
   }
   return true;
 }

@@ -1113,7 +1113,7 @@ struct RigidCluster {
   const btContactSolverInfo& info;
   double h;
   size_t hidden_before;             // s.hidden before this cluster (failed() cuts back to it)
-  bool routh = false;               // tangent rows assembled (a Routh law, or propagative friction)
+  bool tangents = false;            // tangent rows assembled (ClusterPlan::tangent_rows)
   Eigen::VectorXd distances;        // policy time_of_impact
 
   internal::ClusterPlan plan() { return plan_of(s, config, members, ids, h); }
@@ -1136,8 +1136,8 @@ struct RigidCluster {
   // the cluster's energy at their kinematic partners' speed to follow them
   // are ill-conditioned: the cluster is the base solver's.
   internal::Assembly assemble(internal::ClusterPlan& cluster, ImpactReport& report, ImpactStats& stats) {
-    routh = cluster.tangent_rows(config);
-    assemble_rows(s, members, ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, routh,
+    tangents = cluster.tangent_rows(config);
+    assemble_rows(s, members, ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, tangents,
                   partial_metric(cluster));
     if (s.rows.joint_demand > kJointDemandFactor * s.rows.joint_demand_reference)
       return {internal::Assembly::kFailed,
@@ -1153,8 +1153,8 @@ struct RigidCluster {
       return {internal::Assembly::kNothing, {}};
     report.restitution = cluster.restitution;
     report.law = report.attempted_law = cluster.applied();
-    routh = cluster.tangent_rows(config);
-    assemble_rows(s, members, ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, routh,
+    tangents = cluster.tangent_rows(config);
+    assemble_rows(s, members, ids, constraints, num_constraints, info, VelocitySource{false, info.m_timeStep}, tangents,
                   partial_metric(cluster));
     add_message(report, std::to_string(inert) +
                             " inert contact(s) (effective inverse mass below kInertContactTolerance) "
@@ -1163,7 +1163,7 @@ struct RigidCluster {
   }
 
   const internal::LawRows& law_rows() const { return s.rows; }
-  bool finite() const { return rows_finite(s.rows, routh); }
+  bool finite() const { return rows_finite(s.rows, tangents); }
   ImpactReport::Contact contact(int row, double approach) const {
     return report_contact(s.points[ids[static_cast<size_t>(row)]], approach);
   }
@@ -1208,12 +1208,13 @@ struct RigidCluster {
   bool apply(const Eigen::VectorXd& after, const internal::ClusterPlan& cluster) {
     // The outcome is complete when the base solver has nothing left to do
     // at these points in this step (hide_resolved_points): no joint binds
-    // the cluster, and the law handled friction (Routh) or there is none
-    // (the propagative law is frictionless; the base solver's friction acts
-    // at the points it leaves closed). Complete outcomes are hidden from
-    // MLCP bases only (Impl::hide_complete).
+    // the cluster, and the law handled friction (Routh, or the propagative
+    // law's impact friction: the tangent rows were assembled for it) or
+    // there is none (otherwise the propagative law is frictionless; the base
+    // solver's friction acts at the points it leaves closed). Complete
+    // outcomes are hidden from MLCP bases only (Impl::hide_complete).
     bool complete = s.hide_complete && !s.rows.jointed();
-    if (!routh)
+    if (!tangents)
       for (const int id : ids) complete = complete && s.points[static_cast<size_t>(id)].point->m_combinedFriction == 0;
     if (!apply_outcome(s, members, ids, after, cluster.threshold(), h, complete)) return false;
     // The impact replaced whatever these points carried from the last

@@ -56,6 +56,14 @@
 
 namespace simpact::internal {
 
+/// What BoxQp's callers pass as its tolerances, per variable: decisions
+/// (signs of w, "at a bound", and for the Routh increments the convergence of
+/// the staggered bounds) are made at this × the data's velocity and impulse
+/// scales — three orders below the 1e-9 residual every solution is then
+/// checked against (the Routh increments, the plastic LCP), and well above
+/// the rounding of w (~1e-15 of its terms).
+inline constexpr double kBoxDecisionTolerance = 1e-12;
+
 /// A variable whose Schur complement against the clamped set is at or below
 /// this × W_jj is dependent and never clamped. A clamped set admitted at
 /// 1e-10 has a Cholesky factor of condition ≤ ~1e5 per admitted row, so the

@@ -138,13 +138,6 @@ void PropagativeSolver::set_parameters(const PropagativeParameters& parameters) 
 
 namespace {
 
-// Box pivoting's decisions on the plastic LCP (signs of w, "at zero") at this
-// × each row's velocity scale and each variable's impulse scale: three orders
-// below the 1e-9 residual the solution is then checked against, and far
-// above the rounding of w (~1e-15 of its terms); the Routh increments' box
-// pivoting decides at the same kBoxDecisionTolerance (routh_box.h).
-constexpr double kPlasticDecisionTolerance = 1e-12;
-
 // Everything one resolution needs, so the steps below read as the law.
 class Resolution {
  public:
@@ -808,7 +801,8 @@ class Resolution {
     // near-dependent rows), which the residual check below, three orders
     // looser, accepts; a stalled or unfinished run fails that check.
     const bool finished =
-        qp.solve(q, lo, hi, kPlasticDecisionTolerance * lemke.w_scale, kPlasticDecisionTolerance * lemke.z_scale);
+        qp.solve(q, lo, hi, internal::kBoxDecisionTolerance * lemke.w_scale,
+                 internal::kBoxDecisionTolerance * lemke.z_scale);
     lcp.pivots = qp.steps();
     lcp.z = qp.x().cwiseMax(0.0);
     // w = W z + q over the active rows, W the contact space's.

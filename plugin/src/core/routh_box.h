@@ -55,12 +55,6 @@
 
 namespace simpact::internal {
 
-/// Decisions inside the box solve (signs of w, "at a bound", convergence of
-/// the staggered bounds) are made at this × the data's velocity and impulse
-/// scales: three orders below the 1e-9 residual every increment is held to,
-/// and well above the rounding of w (~1e-15 of its terms).
-inline constexpr double kBoxDecisionTolerance = 1e-12;
-
 /// A solution is accepted when every condition holds to this × the same
 /// scales: ten times below the 1e-9 residual the caller then checks it
 /// against (routh.cpp), and above the rounding of an exact solve of an
