@@ -152,6 +152,68 @@ TEST(Repro, RouthStopsAHeavyBodyWithoutGainingEnergy) {
   EXPECT_GE(o.normal_velocities.minCoeff(), -1e-12);
 }
 
+// Routh with restitution on a small cluster (m = 5 and 8: capsules of a
+// cone-twist chain resting on boxes, the Bullet adapter's law auto; README
+// of tests/data/repro): one increment's LCP, solved by Lemke as stated and
+// in data units, missed the 1e-9 residual tolerance by a hair (1.0e-9 to
+// 1.9e-9), and the sample failed — the adapter then handed the cluster to
+// the base solver. Box pivoting now rescues such an increment (routh.h,
+// "LCP solvers"). Lemke alone stays the reference: where it solves every
+// increment nothing is rescued and the sample is its sample bit for bit;
+// where it fails, the rescued sample must pass every check of the law.
+class RouthRescue : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RouthRescue, BoxPivotingSolvesTheIncrementLemkeMissed) {
+  const Json j = load(GetParam());
+  const Eigen::VectorXd v = vector_of(j["velocity"]);
+  FrictionalProblem p = FrictionalProblem::from_dense(
+      matrix_of(j["inverse_mass"], v.size()), matrix_of(j["normals"], v.size()),
+      matrix_of(j["tangents"], v.size()), v, vector_of(j["friction"]));
+  p.restitution = vector_of(j["restitution"]);
+  RouthParameters params;
+  params.seed = j["seed"].get<std::uint64_t>();
+  params.increment_solver = IncrementSolver::kLemke;
+  const FrictionalResult reference = RouthSampler(p, params).sample(0);
+  params.increment_solver = IncrementSolver::kAutomatic;
+  const FrictionalResult r = RouthSampler(p, params).sample(0);
+  ASSERT_EQ(r.outcomes.size(), 1u);
+  const FrictionalOutcome& o = r.outcomes[0];
+  std::cout << "[ repro ] Lemke alone: " << to_string(reference.status) << " (" << reference.message
+            << "); automatic: " << to_string(r.status) << ", " << o.lcps << " LCPs, " << o.increment_rescues
+            << " rescued\n";
+  EXPECT_EQ(r.status, Status::kSuccess) << r.message;
+  EXPECT_TRUE(o.terminated);
+  EXPECT_EQ(reference.status == Status::kSuccess, o.increment_rescues == 0)
+      << "a rescue happens exactly where Lemke alone fails";
+  if (reference.status == Status::kSuccess) {
+    EXPECT_EQ(o.velocity, reference.outcomes[0].velocity);
+    return;
+  }
+  // The law's conditions, checked here rather than trusted: no contact
+  // approaches (to 1e-9 of the approach, the sampler's separation
+  // tolerance), Stronge's restitution never adds energy, and every
+  // friction impulse lies in its polyhedral cone (Σ|Λ_t| ≤ μ Λ_n up to the
+  // box pivoting's acceptance of 1e-10 relative, here 1e-9).
+  const Eigen::VectorXd u0 = Eigen::MatrixXd(p.normals) * v;
+  const double approach = std::max(-u0.minCoeff(), 0.0);
+  EXPECT_GE(o.normal_velocities.minCoeff(), -1e-9 * approach);
+  EXPECT_LE(o.energy_change, 0.0);
+  EXPECT_TRUE(o.velocity.allFinite());
+  for (int i = 0; i < p.contacts(); ++i) {
+    EXPECT_GE(o.normal_impulses[i], 0.0) << "contact " << i;
+    const double tangential = std::abs(o.tangential_impulses[2 * i]) + std::abs(o.tangential_impulses[2 * i + 1]);
+    EXPECT_LE(tangential, p.friction[i] * o.normal_impulses[i] * (1.0 + 1e-9) + 1e-12) << "contact " << i;
+  }
+  // The impulses produce the velocity: v⁺ = v⁻ + M⁻¹ (J_nᵀ Λ_n + J_tᵀ Λ_t).
+  const Eigen::VectorXd expected =
+      v + Eigen::MatrixXd(p.inverse_mass) * (Eigen::MatrixXd(p.normals).transpose() * o.normal_impulses +
+                                             Eigen::MatrixXd(p.tangents).transpose() * o.tangential_impulses);
+  EXPECT_LE((o.velocity - expected).cwiseAbs().maxCoeff(), 1e-9 * (v.cwiseAbs().maxCoeff() + 1.0));
+}
+
+INSTANTIATE_TEST_SUITE_P(Repro, RouthRescue,
+                         ::testing::Values("routh_lemke_near_miss_m5.json", "routh_lemke_near_miss_m8.json"));
+
 // A near-zero effective inverse mass that IS near zero relative to the data:
 // the same contact on a 2-DOF problem where the other DOF has inverse mass 1.
 // The contact (normal along DOF 1, W_00 = 1e-16 · 0.33) is below the rank

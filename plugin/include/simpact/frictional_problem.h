@@ -108,6 +108,10 @@ struct FrictionalOutcome {
   /// fallback) box pivoting could not solve to the residual tolerance, left
   /// to Lemke (routh.h, "LCP solvers").
   int increment_fallbacks = 0;
+  /// Routh with Lemke primary (IncrementSolver::kAutomatic, small
+  /// clusters): LCPs both Lemke runs failed and box pivoting, from a cold
+  /// start, solved to the same residual tolerance (routh.h, "LCP solvers").
+  int increment_rescues = 0;
   /// The law itself reached a non-colliding velocity (u_n⁺ ≥ −tolerance).
   /// False when a step limit was hit or a solve failed; see the law's
   /// fallback.

@@ -49,7 +49,12 @@
 // several solutions the two solvers may pick different ones; every one is an
 // increment of the law. The automatic choice keeps Lemke up to
 // kLemkeIncrementContacts contacts, so every small cluster — Halm & Posa's
-// examples, the validated cube tosses — resolves bit for bit as before.
+// examples, the validated cube tosses — resolves bit for bit as before; and
+// where both Lemke runs fail there (their pivots stopped just above the
+// residual tolerance, seen on 5–8 box-corner contacts with dependent rows),
+// box pivoting from a cold start is tried before the increment fails
+// (FrictionalOutcome::increment_rescues counts them; IncrementSolver::kLemke
+// keeps Lemke alone, the reference).
 //
 // ── Algorithm 1, Sim(h, x₀, N) (Halm & Posa, §5.1) ──────────────────────────
 //   while some u_n,i < −tol and fewer than N increments:

@@ -288,6 +288,7 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
   const FrictionalOutcome& outcome = sample.outcomes[0];
   report.lcps = outcome.lcps;
   report.increment_fallbacks = outcome.increment_fallbacks;
+  report.increment_rescues = outcome.increment_rescues;
   report.terminated = outcome.terminated;
   report.finished_by_fallback = outcome.finished_by_fallback;
   ++stats.routh_impacts;

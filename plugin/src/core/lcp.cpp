@@ -6,11 +6,19 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace simpact::internal {
+
+std::string short_number(double x) {
+  std::ostringstream text;
+  text.precision(3);
+  text << x;
+  return text.str();
+}
 
 // Condensed (Tucker) tableau: one column per NONBASIC variable plus the
 // right-hand side; row i reads x_B(i) + Σ_{j nonbasic} T_ij x_j = rhs_i.
@@ -204,7 +212,7 @@ void check_solution(const Eigen::MatrixXd& M, const Eigen::MatrixXd& abs_m,
     if (!(worst <= parameters.residual_tolerance)) {
       result.status = LcpStatus::kInaccurate;
       result.message = "LCP solution violates w >= 0 or complementarity in row " +
-                       std::to_string(where) + " by " + std::to_string(worst) +
+                       std::to_string(where) + " by " + short_number(worst) +
                        " of the data's scale";
     }
     return;
@@ -218,7 +226,7 @@ void check_solution(const Eigen::MatrixXd& M, const Eigen::MatrixXd& abs_m,
   if (worst > parameters.residual_tolerance * scale) {
     result.status = LcpStatus::kInaccurate;
     result.message = "LCP solution violates w >= 0 or complementarity by " +
-                     std::to_string(worst) + " (scale " + std::to_string(scale) + ")";
+                     short_number(worst) + " (scale " + short_number(scale) + ")";
   }
 }
 

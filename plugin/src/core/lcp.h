@@ -19,6 +19,10 @@ namespace simpact::internal {
 
 enum class LcpStatus { kSolved, kRayTermination, kPivotLimit, kInaccurate };
 
+/// x with three significant digits ("3.2e-08"): residuals in messages, where
+/// std::to_string's fixed six decimals print every small violation as 0.
+std::string short_number(double x);
+
 struct LemkeParameters {
   /// Column entries at or below this × the column's largest magnitude are not
   /// pivoted on. 1e-12 rejects entries that are rounding noise (≈ m·1e-16

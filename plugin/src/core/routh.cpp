@@ -165,6 +165,9 @@ struct RouthSampler::Impl {
   // lcp and lcp_scaled are then left empty and each workspace builds them
   // only if one of its increments falls back to Lemke.
   bool box = false;
+  // Lemke primary and box pivoting its rescue (header, "LCP solvers"): when
+  // both Lemke runs of an increment fail and the cone allows the box form.
+  bool box_rescue = false;
   internal::RouthBoxIncrement box_solver;  // built, warm state empty: copied per workspace
   // Restitution (header, "Restitution"):
   Eigen::VectorXd restitution;  // e (m), zeros when the problem has none
@@ -184,6 +187,8 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
           internal::RouthBoxIncrement::applicable(problem.tangent_dimension(), problem.directions()) &&
           (solver == IncrementSolver::kBoxPivoting ||
            (solver == IncrementSolver::kAutomatic && problem.contacts() > kLemkeIncrementContacts));
+  s.box_rescue = !s.box && solver == IncrementSolver::kAutomatic && problem.contacts() > 0 &&
+                 internal::RouthBoxIncrement::applicable(problem.tangent_dimension(), problem.directions());
   // Box pivoting never needs W̄ as a matrix: the space keeps sparse rows
   // (frictional_space.h, operator mode).
   s.space.build(problem, !s.box);
@@ -279,7 +284,7 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
     // W̄ h / V ~ 2 — so Lemke's relative pivot tolerance no longer discards
     // the W̄ block of a heavy body (W̄ ~ 1e-17 next to the β rows' 1).
     if (!s.box) s.lcp_scaled = s.lcp_w_scale.cwiseInverse().asDiagonal() * s.lcp * s.lcp_z_scale.asDiagonal();
-    if (s.box) s.box_solver.build(problem, sp, velocity, impulse);
+    if (s.box || s.box_rescue) s.box_solver.build(problem, sp, velocity, impulse);
   }
 
   if (parameters_.sampler == ImpulseSampler::kLowDiscrepancy && m > 0) {
@@ -308,11 +313,8 @@ const Eigen::VectorXd& RouthSampler::cap_scales() const { return impl_->cap_scal
 // every sample the thread draws.
 struct RouthSampler::Workspace {
   explicit Workspace(const Impl& s) {
-    if (s.box) {
-      box = s.box_solver;
-    } else {
-      prepare_lemke(s);
-    }
+    if (s.box || s.box_rescue) box = s.box_solver;
+    if (!s.box) prepare_lemke(s);
   }
   internal::LemkeSolver lemke, scaled_lemke;
   internal::LemkeParameters lemke_parameters, scaled_parameters;
@@ -321,6 +323,7 @@ struct RouthSampler::Workspace {
   Eigen::MatrixXd own_lcp;  // W of (75) when Impl keeps none (box primary)
   internal::RouthBoxIncrement box;
   int box_fallbacks = 0;    // increments box pivoting left to Lemke
+  int box_rescues = 0;      // increments both Lemke runs failed and box pivoting solved
   internal::LcpResult lcp;
   Eigen::VectorXd q;
 
@@ -383,7 +386,19 @@ struct RouthSampler::Workspace {
         return false;
       }
     }
-    return internal::anitescu_potra_lemke(sp, u, {}, lambda, &why);
+    if (internal::anitescu_potra_lemke(sp, u, {}, lambda, &why)) return true;
+    if (!s.box_rescue) return false;
+    Eigen::VectorXd rhs = Eigen::VectorXd::Zero((3 + sp.d) * m);
+    rhs.head(m).setConstant(std::numeric_limits<double>::infinity());  // no caps
+    rhs.segment(m, rows) = u;
+    internal::LcpResult r;
+    r.message = why;
+    if (!rescue(s, rhs, r)) {
+      why = r.message;
+      return false;
+    }
+    lambda = r.z.segment(m, rows);
+    return true;
   }
 
   void solve(const Impl& s, const Eigen::VectorXd& rhs, internal::LcpResult& r) {
@@ -433,7 +448,37 @@ struct RouthSampler::Workspace {
       return;
     }
     r.message = first + "; in data units too: " + r.message;
+    if (s.box_rescue && rescue(s, rhs, r)) return;
   }
+
+  // Box pivoting from a cold start on an increment both Lemke runs failed
+  // (the first's message kept if it fails too). Seen on 5–8 stacked-box
+  // contacts with dependent corner rows, where both Lemke runs stopped just
+  // above the residual tolerance (docs/routh.md, "Small clusters"). A cold
+  // start: the outcome stays a function of this increment's data alone.
+  bool rescue(const Impl& s, const Eigen::VectorXd& rhs, internal::LcpResult& r) {
+    box.reset();
+    const bool solved = box.solve(rhs, rescue_z);
+    r.pivots += box.steps();
+    box.reset();
+    if (!solved) {
+      r.message += "; box pivoting did not solve it either";
+      return false;
+    }
+    increment_w(s.space, rescue_z, rhs, rescue_w);
+    const double violation = internal::scaled_violation(rescue_z, rescue_w, s.lcp_w_scale, s.lcp_z_scale);
+    if (!(violation <= lemke_parameters.residual_tolerance)) {
+      r.message += "; box pivoting's solution violates it by " + internal::short_number(violation) + " too";
+      return false;
+    }
+    r.z = rescue_z;
+    r.w = rescue_w;
+    r.status = internal::LcpStatus::kSolved;
+    r.message.clear();
+    ++box_rescues;
+    return true;
+  }
+  Eigen::VectorXd rescue_z, rescue_w;
 };
 
 FrictionalResult RouthSampler::sample(std::uint64_t index) const {
@@ -472,7 +517,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
 
   // Sample k never depends on the samples drawn before it in this workspace.
   if (s.box) workspace.box.reset();
-  const int fallbacks_before = workspace.box_fallbacks;
+  const int fallbacks_before = workspace.box_fallbacks, rescues_before = workspace.box_rescues;
 
   internal::SplitMix64 rng(sample_stream_seed(parameters_.seed, index));
   Eigen::VectorXd shift;
@@ -754,6 +799,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   }
   sp.fill_outcome(s.problem, total, out);
   out.increment_fallbacks = workspace.box_fallbacks - fallbacks_before;
+  out.increment_rescues = workspace.box_rescues - rescues_before;
 
   // The final check (outcome_check.h), on velocities recomputed from v⁺.
   if (!keeps_input_velocity(result.status)) {

@@ -241,6 +241,8 @@ struct ImpactReport {
   int lcps = 0;                   ///< LCPs the sample took (Algorithm 1, plus a fallback)
   /// Increments that box pivoting left to Lemke (routh.h, "LCP solvers").
   int increment_fallbacks = 0;
+  /// Increments both Lemke runs failed and box pivoting solved (routh.h).
+  int increment_rescues = 0;
   bool terminated = true;         ///< Algorithm 1 ended the impact by itself (routh.h)
   /// The Anitescu–Potra fallback ended it instead (status says why it was
   /// needed); the applied velocity is still non-colliding and dissipative.
