@@ -48,6 +48,25 @@ ImpactProblem impact_problem(const Json& j) {
   return p;
 }
 
+// A `simpact resolve` input of law routh (restitution optional).
+FrictionalProblem frictional_problem(const Json& j) {
+  const Eigen::VectorXd v = vector_of(j["velocity"]);
+  FrictionalProblem p = FrictionalProblem::from_dense(
+      matrix_of(j["inverse_mass"], v.size()), matrix_of(j["normals"], v.size()),
+      matrix_of(j["tangents"], v.size()), v, vector_of(j["friction"]));
+  if (j.contains("restitution")) p.restitution = vector_of(j["restitution"]);
+  return p;
+}
+
+// max |v⁺ − (v⁻ + M⁻¹ (J_nᵀ Λ_n + J_tᵀ Λ_t))|: whether an outcome's
+// impulses produce its velocity.
+double impulse_mismatch(const FrictionalProblem& p, const FrictionalOutcome& o) {
+  const Eigen::VectorXd expected =
+      p.velocity + Eigen::MatrixXd(p.inverse_mass) * (Eigen::MatrixXd(p.normals).transpose() * o.normal_impulses +
+                                                      Eigen::MatrixXd(p.tangents).transpose() * o.tangential_impulses);
+  return (o.velocity - expected).cwiseAbs().maxCoeff();
+}
+
 PropagativeParameters propagative_parameters(const Json& j) {
   PropagativeParameters params;
   if (j.contains("policy")) params.policy = parse_order_policy(j["policy"].get<std::string>());
@@ -130,11 +149,9 @@ TEST(Repro, DrivenPairIsStoppedEarlyNotAfterOverflow) {
 // pivot tolerance next to the β rows' ±1); in data units it does.
 TEST(Repro, RouthStopsAHeavyBodyWithoutGainingEnergy) {
   const Json j = load("routh_energy_gain_28183.json");
-  const Eigen::VectorXd v = vector_of(j["velocity"]);
+  const FrictionalProblem p = frictional_problem(j);
+  const Eigen::VectorXd& v = p.velocity;
   const double inverse_mass = j["inverse_mass"][0][0].get<double>();
-  FrictionalProblem p = FrictionalProblem::from_dense(
-      matrix_of(j["inverse_mass"], v.size()), matrix_of(j["normals"], v.size()),
-      matrix_of(j["tangents"], v.size()), v, vector_of(j["friction"]));
   RouthParameters params;
   params.seed = j["seed"].get<std::uint64_t>();
   params.sampler = parse_impulse_sampler(j["sampler"].get<std::string>());
@@ -165,11 +182,8 @@ class RouthRescue : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RouthRescue, BoxPivotingSolvesTheIncrementLemkeMissed) {
   const Json j = load(GetParam());
-  const Eigen::VectorXd v = vector_of(j["velocity"]);
-  FrictionalProblem p = FrictionalProblem::from_dense(
-      matrix_of(j["inverse_mass"], v.size()), matrix_of(j["normals"], v.size()),
-      matrix_of(j["tangents"], v.size()), v, vector_of(j["friction"]));
-  p.restitution = vector_of(j["restitution"]);
+  const FrictionalProblem p = frictional_problem(j);
+  const Eigen::VectorXd& v = p.velocity;
   RouthParameters params;
   params.seed = j["seed"].get<std::uint64_t>();
   params.increment_solver = IncrementSolver::kLemke;
@@ -204,15 +218,46 @@ TEST_P(RouthRescue, BoxPivotingSolvesTheIncrementLemkeMissed) {
     const double tangential = std::abs(o.tangential_impulses[2 * i]) + std::abs(o.tangential_impulses[2 * i + 1]);
     EXPECT_LE(tangential, p.friction[i] * o.normal_impulses[i] * (1.0 + 1e-9) + 1e-12) << "contact " << i;
   }
-  // The impulses produce the velocity: v⁺ = v⁻ + M⁻¹ (J_nᵀ Λ_n + J_tᵀ Λ_t).
-  const Eigen::VectorXd expected =
-      v + Eigen::MatrixXd(p.inverse_mass) * (Eigen::MatrixXd(p.normals).transpose() * o.normal_impulses +
-                                             Eigen::MatrixXd(p.tangents).transpose() * o.tangential_impulses);
-  EXPECT_LE((o.velocity - expected).cwiseAbs().maxCoeff(), 1e-9 * (v.cwiseAbs().maxCoeff() + 1.0));
+  EXPECT_LE(impulse_mismatch(p, o), 1e-9 * (v.cwiseAbs().maxCoeff() + 1.0));
 }
 
 INSTANTIATE_TEST_SUITE_P(Repro, RouthRescue,
                          ::testing::Values("routh_lemke_near_miss_m5.json", "routh_lemke_near_miss_m8.json"));
+
+// Routh with restitution (e = 0.25, μ = 0.25), 3 corner contacts of a box
+// sliding at 2.7 m/s and spinning at 4.6 rad/s (BasicDemo's boxes after a
+// ball shot in: README of tests/data/repro). A release left contact 2 at
+// u_n = −2.19e-10 m/s: an approach every increment LCP accepted as resolved
+// (its residual tolerance is relative to the row's data scale, ~0.5 m/s
+// here, set by the sliding corners), so each later increment solved to
+// λ = 0, while the termination test — relative to the approach scale alone,
+// 0.034 m/s — still called it colliding. Algorithm 1 spun for all its
+// increments (also 10 000 of them), twice, and the cluster went to the base
+// solver. Now the termination test never asks for more than an increment
+// resolves (routh.h, "Colliding").
+TEST(Repro, RouthTerminationAsksNoMoreThanAnIncrementResolves) {
+  const Json j = load("routh_restitution_spin_m3.json");
+  const FrictionalProblem p = frictional_problem(j);
+  const Eigen::VectorXd& v = p.velocity;
+  RouthParameters params;
+  params.seed = j["seed"].get<std::uint64_t>();
+  const FrictionalResult r = RouthSampler(p, params).sample(0);
+  ASSERT_EQ(r.outcomes.size(), 1u);
+  const FrictionalOutcome& o = r.outcomes[0];
+  std::cout << "[ repro ] " << to_string(r.status) << ", " << o.lcps << " LCPs, u_n " << o.normal_velocities.transpose()
+            << ": " << r.message << "\n";
+  EXPECT_EQ(r.status, Status::kSuccess) << r.message;
+  EXPECT_TRUE(o.terminated);
+  EXPECT_FALSE(o.finished_by_fallback);
+  EXPECT_LT(o.lcps, params.max_steps) << "one draw, ended by Algorithm 1 itself";
+  EXPECT_LE(o.energy_change, 0.0);
+  // Every contact at most 1e-9 of the problem's fastest row speed from
+  // separating (the termination floor): 5 m/s · 1e-9 is 5e-9 m/s.
+  const Eigen::MatrixXd jn = Eigen::MatrixXd(p.normals), jt = Eigen::MatrixXd(p.tangents);
+  const double fastest = std::max((jn * v).cwiseAbs().maxCoeff(), (jt * v).cwiseAbs().maxCoeff());
+  EXPECT_GE(o.normal_velocities.minCoeff(), -1e-9 * fastest);
+  EXPECT_LE(impulse_mismatch(p, o), 1e-12 * (v.cwiseAbs().maxCoeff() + 1.0));
+}
 
 // A near-zero effective inverse mass that IS near zero relative to the data:
 // the same contact on a 2-DOF problem where the other DOF has inverse mass 1.

@@ -302,6 +302,58 @@ TEST(RouthSampling, StepLimitFallsBackToAnitescuPotraAndSaysSo) {
   EXPECT_LT(raw.outcomes[0].normal_velocities[0], -1.0) << "Algorithm 1 verbatim stays colliding";
 }
 
+// Two contacts that push against each other: W = J M⁻¹ Jᵀ = [[1, −c], [−c, 1]]
+// with c = 0.99, both approaching at 1. Each alone stops with an impulse
+// of 1, so the single-contact step is h = 2; together they need the
+// plastic impulses λ = W⁻¹ (1, 1) = 1/(1 − c) = 100 each, and increments
+// capped by h bring the approach down by only ~(1 − c) h per increment: the
+// 100 increments run out. Under the automatic rule the sample is drawn
+// again with the simultaneous step (h_i = 2 · 100, routh.h "Automatic
+// step") and ends: frictionless and inelastic, its outcome is the plastic
+// impact, v⁺ = v⁻ + M⁻¹ Jᵀ λ = 0, exactly.
+TEST(RouthSampling, SingleContactStepThatRunsOutIsDrawnAgainUnderTheSimultaneousStep) {
+  const double c = 0.99;
+  Eigen::Matrix3d minv = Eigen::Matrix3d::Identity();
+  minv(0, 1) = minv(1, 0) = -c;
+  Eigen::MatrixXd jn = Eigen::MatrixXd::Zero(2, 3), jt = Eigen::MatrixXd::Zero(2, 3);
+  jn(0, 0) = jn(1, 1) = 1.0;
+  jt(0, 2) = jt(1, 2) = 1.0;  // planar tangents along a free DOF, μ = 0
+  const FrictionalProblem p =
+      FrictionalProblem::from_dense(minv, jn, jt, Eigen::Vector3d(-1.0, -1.0, 0.0), Eigen::Vector2d::Zero());
+  RouthParameters params;
+  params.automatic_step = AutomaticStep::kSingleContact;
+  const FrictionalResult single = sample_routh(p, params);
+  EXPECT_EQ(single.status, Status::kStepLimitReached) << "the cause: the single-contact step alone runs out";
+  params.automatic_step = AutomaticStep::kAutomatic;
+  const FrictionalResult r = sample_routh(p, params);
+  ASSERT_EQ(r.status, Status::kSuccess) << r.message;
+  EXPECT_NE(r.message.find("simultaneous step"), std::string::npos) << r.message;
+  const FrictionalOutcome& o = r.outcomes[0];
+  EXPECT_TRUE(o.terminated);
+  EXPECT_FALSE(o.finished_by_fallback);
+  EXPECT_GT(o.lcps, params.max_steps) << "the first draw's increments are counted";
+  const double plastic = 1.0 / (1.0 - c);
+  // To 1e-9 relative: the sample stops where u_n reaches the separation
+  // tolerance (1e-9 of the approach), and rounding of 100-sized impulses.
+  EXPECT_NEAR(o.normal_impulses[0], plastic, 1e-9 * plastic);
+  EXPECT_NEAR(o.normal_impulses[1], plastic, 1e-9 * plastic);
+  EXPECT_NEAR(o.velocity[0], 0.0, 1e-9);
+  EXPECT_NEAR(o.velocity[1], 0.0, 1e-9);
+  EXPECT_EQ(o.velocity[2], 0.0);
+  // A problem the single-contact step ends is not drawn again: the same
+  // sample under both rules, bit for bit.
+  const FrictionalProblem easy =
+      FrictionalProblem::from_dense(Eigen::Matrix3d::Identity(), jn, jt, Eigen::Vector3d(-1.0, -0.5, 0.0),
+                                    Eigen::Vector2d::Zero());
+  params.automatic_step = AutomaticStep::kSingleContact;
+  const FrictionalResult a = sample_routh(easy, params);
+  params.automatic_step = AutomaticStep::kAutomatic;
+  const FrictionalResult b = sample_routh(easy, params);
+  EXPECT_EQ(a.status, Status::kSuccess);
+  EXPECT_EQ(a.outcomes[0].velocity, b.outcomes[0].velocity);
+  EXPECT_EQ(a.outcomes[0].lcps, b.outcomes[0].lcps);
+}
+
 // A column of 8 boxes landing flat (frictional_scenes.h): 32 redundant
 // corner contacts, increment LCPs of 224 variables. Lemke's first path
 // failed on 1–4 of these 10 samples (a near-tie resolved within rounding,

@@ -174,6 +174,24 @@ struct RouthSampler::Impl {
   bool restitutive = false;     // some e_i > 0
   double spent_budget = 0.0;    // a budget at or below this is spent
   Eigen::VectorXd cap_scale;    // h_i (m): contact i's caps are h_i · U_i; step = max_i h_i
+  // The simultaneous step as a retry (header, "Automatic step"): when the
+  // automatic rule chose the single-contact step, a sample whose increments
+  // run out is drawn again with the simultaneous caps, computed then from
+  // these (the constructor's velocity scales and largest stopping impulse).
+  // Contact i collides while u_n,i < −approach_threshold_i (header,
+  // "Termination"): the separation tolerance relative to the approach scale,
+  // but never below what the increment LCP resolves — its residual
+  // tolerance times the row's data scale V_i, the slack an accepted
+  // solution may leave on u_n,i′ ≥ 0.
+  Eigen::VectorXd approach_threshold;
+  bool colliding(const Eigen::VectorXd& u) const {
+    for (Eigen::Index i = 0; i < approach_threshold.size(); ++i)
+      if (u[i] < -approach_threshold[i]) return true;
+    return false;
+  }
+  bool simultaneous_retry = false;
+  Eigen::VectorXd velocity_scale;
+  double largest_single = 0.0;
 };
 
 RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters parameters)
@@ -222,6 +240,12 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
   }
   s.step = parameters_.step > 0.0 ? parameters_.step : parameters_.automatic_step_factor * largest;
   s.cap_scale = Eigen::VectorXd::Constant(m, s.step);
+  s.simultaneous_retry = parameters_.step == 0.0 && largest > 0.0 && !s.infeasible &&
+                         parameters_.automatic_step == AutomaticStep::kAutomatic && !simultaneous_step(parameters_.automatic_step, m);
+  if (s.simultaneous_retry) {
+    s.velocity_scale = velocity;
+    s.largest_single = largest;
+  }
   if (parameters_.step == 0.0 && largest > 0.0 && !s.infeasible &&
       simultaneous_step(parameters_.automatic_step, m)) {
     // h_i = factor · max(max_j Λ_j, λ*_i); a solve that fails leaves the
@@ -272,6 +296,11 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
       s.lcp_z_scale[m + rows + i] = sliding;     // γ_i (sliding speed)
       s.lcp_w_scale[m + rows + i] = friction_impulse;  // μ λ_n − Eᵀ λ_D
     }
+    s.approach_threshold.resize(m);
+    const double resolved = internal::LemkeParameters{}.residual_tolerance;
+    for (int i = 0; i < m; ++i)
+      s.approach_threshold[i] = std::max(parameters_.separation_tolerance * sp.approach_scale * sp.scale[i],
+                                         resolved * s.lcp_w_scale[m + i]);
     Eigen::VectorXd w_diag(m), magnitude(m);
     for (int i = 0; i < m; ++i) {
       w_diag[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : sp.w_diag(i);
@@ -452,8 +481,8 @@ struct RouthSampler::Workspace {
   }
 
   // Box pivoting from a cold start on an increment both Lemke runs failed
-  // (the first's message kept if it fails too). Seen on 5–8 stacked-box
-  // contacts with dependent corner rows, where both Lemke runs stopped just
+  // (the first's message kept if it fails too). Seen on clusters of 5–8
+  // contacts of capsules and boxes, where both Lemke runs stopped just
   // above the residual tolerance (docs/routh.md, "Small clusters"). A cold
   // start: the outcome stays a function of this increment's data alone.
   bool rescue(const Impl& s, const Eigen::VectorXd& rhs, internal::LcpResult& r) {
@@ -486,8 +515,43 @@ FrictionalResult RouthSampler::sample(std::uint64_t index) const {
   return run(index, 0.0, workspace);
 }
 
-FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
-                                   Workspace& workspace) const {
+FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap, Workspace& workspace) const {
+  const Impl& s = *impl_;
+  FrictionalResult result = draw(index, final_cap, workspace, s.cap_scale);
+  if (result.status != Status::kStepLimitReached || !s.simultaneous_retry) return result;
+  // The single-contact caps were too small for this impact (contacts that
+  // push against each other need far more than each alone: a jointed
+  // cluster's 3 contacts took 37 N·s each where h was 0.18). The same
+  // sample under the simultaneous step; if it does not end the impact
+  // either, the first draw (with its fallback) stands.
+  Eigen::VectorXd simultaneous;
+  if (!internal::simultaneous_normal_impulses(s.problem, s.space, s.velocity_scale, s.largest_single, simultaneous)) {
+    append_message(result.message, "the simultaneous step's impulses could not be computed for a second draw");
+    return result;
+  }
+  Eigen::VectorXd caps(simultaneous.size());
+  for (Eigen::Index i = 0; i < caps.size(); ++i)
+    caps[i] = parameters_.automatic_step_factor * std::max(s.largest_single, simultaneous[i]);
+  FrictionalResult again = draw(index, final_cap, workspace, caps);
+  if (again.status != Status::kSuccess) {
+    append_message(result.message, std::string("drawn again under the simultaneous step: ") +
+                                       to_string(again.status) + " too");
+    result.outcomes[0].lcps += again.outcomes[0].lcps;
+    return result;
+  }
+  append_message(again.message, "drawn under the simultaneous step (" + internal::short_number(caps.maxCoeff()) +
+                                    " N s): the single-contact step's " + std::to_string(parameters_.max_steps) +
+                                    " increments did not end the impact");
+  FrictionalOutcome& first = result.outcomes[0];
+  FrictionalOutcome& second = again.outcomes[0];
+  second.lcps += first.lcps;
+  second.increment_fallbacks += first.increment_fallbacks;
+  second.increment_rescues += first.increment_rescues;
+  return again;
+}
+
+FrictionalResult RouthSampler::draw(std::uint64_t index, double final_cap, Workspace& workspace,
+                                    const Eigen::VectorXd& caps) const {
   const Impl& s = *impl_;
   const internal::FrictionalSpace& sp = s.space;
   const int m = sp.m, d = sp.d, md = m * d, rows = m + md;
@@ -544,8 +608,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
   std::vector<char> releases(static_cast<size_t>(m), 0);
   int dropped = 0;  // increments replaced by plain Routh increments (energy guard)
   int dropped_contacts = 0;  // budgets dropped: over budget in every release solve
-  const double tolerance = parameters_.separation_tolerance;
-  const auto approaching = [&](int i) { return u[i] / sp.scale[i] < -tolerance * sp.approach_scale; };
+  const auto approaching = [&](int i) { return u[i] < -s.approach_threshold[i]; };
   // Normal work of contact i on the straight path from u to u_next with
   // normal impulse `impulse` (header, "Restitution").
   const auto work_of = [&](int i, double impulse) { return 0.5 * (u[i] + u_next[i]) * impulse; };
@@ -580,7 +643,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
 
   while (true) {
     const bool release = mark_releases();
-    if (!release && !sp.colliding(u, tolerance)) break;
+    if (!release && !s.colliding(u)) break;
     if (steps >= parameters_.max_steps) break;
     for (int i = 0; i < m; ++i) {
       double unit;
@@ -593,7 +656,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
       }
       // An inert contact (infinitely massive along its normal) takes no
       // impulse: cap 0 forces λ_n,i = 0 and, by (33), λ_D,i = 0.
-      q[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : s.cap_scale[i] * unit;
+      q[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : caps[i] * unit;
     }
     set_velocity_rows();
     if (!solve("increment")) break;
@@ -727,7 +790,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
                                        " increment(s) would have gained energy and dropped the restitution budgets");
 
   // Algorithm 2 line 5: one more increment with every cap ε/(3ψ).
-  if (final_cap > 0.0 && !lcp_failed && sp.colliding(u, parameters_.separation_tolerance)) {
+  if (final_cap > 0.0 && !lcp_failed && s.colliding(u)) {
     for (int i = 0; i < m; ++i) q[i] = sp.inert[static_cast<size_t>(i)] ? 0.0 : final_cap;
     q.segment(m, rows) = u;
     workspace.solve(s, q, r);
@@ -765,7 +828,7 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap,
     }
   }
 
-  out.terminated = !lcp_failed && !sp.colliding(u, parameters_.separation_tolerance);
+  out.terminated = !lcp_failed && !s.colliding(u);
   bool require_separation = true;
   if (!out.terminated) {
     if (!lcp_failed) {
@@ -905,8 +968,7 @@ RouthOutcomeSet RouthSampler::approximate(const RouthSetParameters& set) const {
           out.lcps[kk] = o.lcps;
           out.terminated[kk] = o.terminated ? 1 : 0;
           statuses[kk] = r.status;
-          out.colliding[kk] =
-              sp.colliding(o.normal_velocities, parameters_.separation_tolerance) ? 1 : 0;
+          out.colliding[kk] = s.colliding(o.normal_velocities) ? 1 : 0;
         }
       }
     } catch (...) {
