@@ -313,6 +313,7 @@ TEST(RouthSampling, StepLimitFallsBackToAnitescuPotraAndSaysSo) {
 // impact, v⁺ = v⁻ + M⁻¹ Jᵀ λ = 0, exactly.
 TEST(RouthSampling, SingleContactStepThatRunsOutIsDrawnAgainUnderTheSimultaneousStep) {
   const double c = 0.99;
+  const double plastic = 1.0 / (1.0 - c);
   Eigen::Matrix3d minv = Eigen::Matrix3d::Identity();
   minv(0, 1) = minv(1, 0) = -c;
   Eigen::MatrixXd jn = Eigen::MatrixXd::Zero(2, 3), jt = Eigen::MatrixXd::Zero(2, 3);
@@ -332,7 +333,10 @@ TEST(RouthSampling, SingleContactStepThatRunsOutIsDrawnAgainUnderTheSimultaneous
   EXPECT_TRUE(o.terminated);
   EXPECT_FALSE(o.finished_by_fallback);
   EXPECT_GT(o.lcps, params.max_steps) << "the first draw's increments are counted";
-  const double plastic = 1.0 / (1.0 - c);
+  // The step in force: h_i = 2 max(Λ_j, λ*_i) = 2 · 100 for both contacts
+  // (λ* by box pivoting: exact to rounding), against the sampler's h = 2.
+  EXPECT_NEAR(o.step, 2.0 * plastic, 1e-9);
+  EXPECT_EQ(single.outcomes[0].step, RouthSampler(p, params).step());
   // To 1e-9 relative: the sample stops where u_n reaches the separation
   // tolerance (1e-9 of the approach), and rounding of 100-sized impulses.
   EXPECT_NEAR(o.normal_impulses[0], plastic, 1e-9 * plastic);

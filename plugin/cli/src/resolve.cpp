@@ -436,7 +436,9 @@ Json run_routh(const Json& input) {
   Json output = frictional_result_to_json(result);
   Json outcomes = std::move(output["outcomes"]);
   output.erase("outcomes");
-  output["step"] = sampler.step();
+  // h in force: the sampler's, or the simultaneous step's for a sample
+  // drawn again under it (routh.h, "Automatic step").
+  output["step"] = result.outcomes.empty() ? sampler.step() : result.outcomes.front().step;
   output["samples"] = 1;
   output["terminated_samples"] = terminated;
   // A double, as the mean of a set is.

@@ -112,6 +112,10 @@ struct FrictionalOutcome {
   /// clusters): LCPs both Lemke runs failed and box pivoting, from a cold
   /// start, solved to the same residual tolerance (routh.h, "LCP solvers").
   int increment_rescues = 0;
+  /// Routh: h in force for this sample [N·s], the largest cap scale h_i —
+  /// RouthSampler::step(), or the simultaneous step's when the sample was
+  /// drawn again under it (routh.h, "Automatic step"). 0 for other laws.
+  double step = 0.0;
   /// The law itself reached a non-colliding velocity (u_n⁺ ≥ −tolerance).
   /// False when a step limit was hit or a solve failed; see the law's
   /// fallback.

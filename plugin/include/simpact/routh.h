@@ -117,10 +117,12 @@
 //     the simultaneous step before any fallback: contacts that push against
 //     each other (a jointed cluster's, or two nearly opposed ones) need
 //     impulses far above each one's own Λ_i (W_nn = [[1, −0.99], [−0.99,
-//     1]]: 100 against 1). Its message says so; its lcps count both draws.
+//     1]]: 100 against 1). Its message says so, its lcps count both draws and
+//     its FrictionalOutcome::step is the simultaneous step's h.
 //     If that draw does not end it either, the first draw and its fallback
 //     stand. Seen in fuzzed Bullet worlds: 14 of 17 step-limit fallbacks
-//     among 1000 worlds ended this way (docs/routh.md).
+//     among 1000 worlds ended this way, 2 more with the termination test of
+//     "Colliding" (docs/routh.md).
 //
 // FALLBACK when N increments did not end the impact (Status
 // kStepLimitReached, outcome.terminated = false): with

@@ -289,6 +289,7 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
   report.lcps = outcome.lcps;
   report.increment_fallbacks = outcome.increment_fallbacks;
   report.increment_rescues = outcome.increment_rescues;
+  report.step = outcome.step;  // differs from sampler.step() for a sample drawn again (routh.h)
   report.terminated = outcome.terminated;
   report.finished_by_fallback = outcome.finished_by_fallback;
   ++stats.routh_impacts;

@@ -558,6 +558,7 @@ FrictionalResult RouthSampler::draw(std::uint64_t index, double final_cap, Works
   FrictionalResult result;
   result.outcomes.resize(1);
   FrictionalOutcome& out = result.outcomes[0];
+  out.step = m > 0 ? caps.maxCoeff() : s.step;
   Eigen::VectorXd total = Eigen::VectorXd::Zero(rows);
   // W̄ λ and Y λ: the dense products in dense mode (as they always were),
   // sparse ones in operator mode (frictional_space.h).
