@@ -199,7 +199,9 @@ double kinetic_energy(const btRigidBody& body) {
 BulletWorld::BulletWorld(const WorldOptions& options) : options_(options) {
   require(options.solver != SolverKind::kSimpact || options.base != SolverKind::kSimpact,
           "the base solver of simpact must be a stock solver");
-  collision_configuration_ = std::make_unique<btDefaultCollisionConfiguration>();
+  auto configuration = std::make_unique<btDefaultCollisionConfiguration>();
+  if (options.plane_convex_multipoint) configuration->setPlaneConvexMultipointIterations();
+  collision_configuration_ = std::move(configuration);
   dispatcher_ = std::make_unique<btCollisionDispatcher>(collision_configuration_.get());
   if (options.broadphase == Broadphase::kAxisSweep) {
     const btScalar e = btScalar(kAxisSweepExtent);

@@ -97,6 +97,13 @@ struct WorldOptions {
   bullet::ImpactSolverConfig simpact;  ///< kSimpact only
   Eigen::Vector3d gravity{0.0, -kStandardGravity, 0.0};
   RestitutionCombiner restitution_combiner = RestitutionCombiner::kProduct;
+  /// Bullet's btDefaultCollisionConfiguration::setPlaneConvexMultipointIterations():
+  /// a convex body on a btStaticPlaneShape gets its whole contact patch
+  /// (up to 4 points) each step instead of one new point per step. Off by
+  /// default, as in Bullet. A bouncy box sliding on a plane at 60 Hz needs
+  /// it under simpact (docs/rigid_adapter.md, "Laws": with one point the
+  /// law sees one corner per step and the box rocks on).
+  bool plane_convex_multipoint = false;
 };
 
 /// A rigid body. Defaults are Bullet's (restitution 0, friction 0.5).
