@@ -611,6 +611,24 @@ TEST(Predictive, CcdBallReachingAWallWithinAStepReboundsUnderEveryLaw) {
   }
 }
 
+// A 0.2 m cube of 1 kg (restitution e, friction μ) resting flat on a
+// static plane (restitution 1 and friction 1, so the product combiner
+// gives the box's own), sliding along x at `speed` [m/s]; never sleeps.
+btRigidBody* add_sliding_box(BulletWorld& world, double e, double friction, double speed) {
+  scenes::BodyOptions ground;
+  ground.mass = 0.0;
+  ground.restitution = 1.0;
+  ground.friction = 1.0;
+  world.add_plane(Eigen::Vector3d::UnitY(), 0.0, ground);
+  scenes::BodyOptions box;
+  box.restitution = e;
+  box.friction = friction;
+  box.position = Eigen::Vector3d(0.0, 0.1, 0.0);
+  box.velocity = Eigen::Vector3d(speed, 0.0, 0.0);
+  box.never_sleep = true;
+  return world.add_box(Eigen::Vector3d::Constant(0.1), box);
+}
+
 // A box with restitution sliding on the ground rocks as Bullet's contact
 // points come and go, and its corners strike one at a time: every step an
 // impact. The propagative law is frictionless and the struck corner leaves
@@ -629,18 +647,7 @@ TEST(ImpactFriction, BouncyBoxSlidingOnTheGroundStops) {
   for (const double e : {0.3, 0.5, 0.8}) {
     SCOPED_TRACE("e = " + std::to_string(e));
     BulletWorld world(SimpactWorld());
-    scenes::BodyOptions ground;
-    ground.mass = 0.0;
-    ground.restitution = 1.0;
-    ground.friction = 1.0;  // product combiner: μ = the box's
-    world.add_plane(Eigen::Vector3d::UnitY(), 0.0, ground);
-    scenes::BodyOptions box;
-    box.restitution = e;
-    box.friction = kFriction;
-    box.position = Eigen::Vector3d(0.0, 0.1, 0.0);
-    box.velocity = Eigen::Vector3d(kSpeed, 0.0, 0.0);
-    box.never_sleep = true;
-    btRigidBody* body = world.add_box(Eigen::Vector3d::Constant(0.1), box);
+    btRigidBody* body = add_sliding_box(world, e, kFriction, kSpeed);
     world.step(1.0 / kRate, static_cast<int>(1.5 * time * kRate));
     EXPECT_GT(world.impacts(), 0);  // the rocking strikes: the case this is about
     EXPECT_NEAR(body->getCenterOfMassPosition().x(), distance, 0.1 * distance);
@@ -664,18 +671,7 @@ TEST(ImpactFriction, BouncyBoxSlidingAt60HzSettlesWithMultipointPlaneContacts) {
     scenes::WorldOptions options = SimpactWorld();
     options.plane_convex_multipoint = true;
     BulletWorld world(options);
-    scenes::BodyOptions ground;
-    ground.mass = 0.0;
-    ground.restitution = 1.0;
-    ground.friction = 1.0;
-    world.add_plane(Eigen::Vector3d::UnitY(), 0.0, ground);
-    scenes::BodyOptions box;
-    box.restitution = e;
-    box.friction = kFriction;
-    box.position = Eigen::Vector3d(0.0, 0.1, 0.0);
-    box.velocity = Eigen::Vector3d(kSpeed, 0.0, 0.0);
-    box.never_sleep = true;
-    btRigidBody* body = world.add_box(Eigen::Vector3d::Constant(0.1), box);
+    btRigidBody* body = add_sliding_box(world, e, kFriction, kSpeed);
     world.step(1.0 / kRate, static_cast<int>(kSettled * kRate));
     EXPECT_GT(world.impacts(), 0);
     // Settled: a thousandth of the initial speed (and the same in rad/s of
