@@ -174,12 +174,8 @@ struct RouthSampler::Impl {
   bool restitutive = false;     // some e_i > 0
   double spent_budget = 0.0;    // a budget at or below this is spent
   Eigen::VectorXd cap_scale;    // h_i (m): contact i's caps are h_i · U_i; step = max_i h_i
-  // The simultaneous step as a retry (header, "Automatic step"): when the
-  // automatic rule chose the single-contact step, a sample whose increments
-  // run out is drawn again with the simultaneous caps, computed then from
-  // these (the constructor's velocity scales and largest stopping impulse).
   // Contact i collides while u_n,i < −approach_threshold_i (header,
-  // "Termination"): the separation tolerance relative to the approach scale,
+  // "Colliding"): the separation tolerance relative to the approach scale,
   // but never below what the increment LCP resolves — its residual
   // tolerance times the row's data scale V_i, the slack an accepted
   // solution may leave on u_n,i′ ≥ 0.
@@ -189,6 +185,10 @@ struct RouthSampler::Impl {
       if (u[i] < -approach_threshold[i]) return true;
     return false;
   }
+  // The simultaneous step as a retry (header, "Automatic step"): when the
+  // automatic rule chose the single-contact step, a sample whose increments
+  // run out is drawn again with the simultaneous caps, computed then from
+  // these (the constructor's velocity scales and largest stopping impulse).
   bool simultaneous_retry = false;
   Eigen::VectorXd velocity_scale;
   double largest_single = 0.0;
@@ -241,7 +241,8 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
   s.step = parameters_.step > 0.0 ? parameters_.step : parameters_.automatic_step_factor * largest;
   s.cap_scale = Eigen::VectorXd::Constant(m, s.step);
   s.simultaneous_retry = parameters_.step == 0.0 && largest > 0.0 && !s.infeasible &&
-                         parameters_.automatic_step == AutomaticStep::kAutomatic && !simultaneous_step(parameters_.automatic_step, m);
+                         parameters_.automatic_step == AutomaticStep::kAutomatic &&
+                         !simultaneous_step(parameters_.automatic_step, m);
   if (s.simultaneous_retry) {
     s.velocity_scale = velocity;
     s.largest_single = largest;
