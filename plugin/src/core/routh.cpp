@@ -86,6 +86,20 @@ bool simultaneous_step(AutomaticStep rule, int contacts) {
          (rule == AutomaticStep::kAutomatic && contacts > kLemkeIncrementContacts);
 }
 
+// The simultaneous automatic step's cap scales (header, "Automatic step"):
+// h_i = factor · max(Λ, λ*_i), Λ the largest single-contact stopping
+// impulse, λ* the frictionless inelastic simultaneous impulses (computed
+// with the data's velocity scales per row of J̄). False, caps untouched,
+// when λ* cannot be computed.
+bool simultaneous_caps(const FrictionalProblem& problem, const internal::FrictionalSpace& space,
+                       const Eigen::VectorXd& velocity_scale, double largest, double factor, Eigen::VectorXd& caps) {
+  Eigen::VectorXd simultaneous;
+  if (!internal::simultaneous_normal_impulses(problem, space, velocity_scale, largest, simultaneous)) return false;
+  caps.resize(simultaneous.size());
+  for (Eigen::Index i = 0; i < caps.size(); ++i) caps[i] = factor * std::max(largest, simultaneous[i]);
+  return true;
+}
+
 // Appends one part to a result's message ("; " between parts).
 void append_message(std::string& message, const std::string& part) {
   message += (message.empty() ? "" : "; ") + part;
@@ -188,9 +202,9 @@ struct RouthSampler::Impl {
   // The simultaneous step as a retry (header, "Automatic step"): when the
   // automatic rule chose the single-contact step, a sample whose increments
   // run out is drawn again with the simultaneous caps, computed then from
-  // these (the constructor's velocity scales and largest stopping impulse).
+  // these (the increment LCP's velocity scales and the largest
+  // single-contact stopping impulse).
   bool simultaneous_retry = false;
-  Eigen::VectorXd velocity_scale;
   double largest_single = 0.0;
 };
 
@@ -243,20 +257,12 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
   s.simultaneous_retry = parameters_.step == 0.0 && largest > 0.0 && !s.infeasible &&
                          parameters_.automatic_step == AutomaticStep::kAutomatic &&
                          !simultaneous_step(parameters_.automatic_step, m);
-  if (s.simultaneous_retry) {
-    s.velocity_scale = velocity;
-    s.largest_single = largest;
-  }
+  if (s.simultaneous_retry) s.largest_single = largest;
   if (parameters_.step == 0.0 && largest > 0.0 && !s.infeasible &&
       simultaneous_step(parameters_.automatic_step, m)) {
-    // h_i = factor · max(max_j Λ_j, λ*_i); a solve that fails leaves the
-    // single-contact rule in force.
-    Eigen::VectorXd simultaneous;
-    if (internal::simultaneous_normal_impulses(problem, sp, velocity, largest, simultaneous)) {
-      for (int i = 0; i < m; ++i)
-        s.cap_scale[i] = parameters_.automatic_step_factor * std::max(largest, simultaneous[i]);
+    // A solve that fails leaves the single-contact rule in force.
+    if (simultaneous_caps(problem, sp, velocity, largest, parameters_.automatic_step_factor, s.cap_scale))
       s.step = s.cap_scale.maxCoeff();
-    }
   }
 
   // Restitution: e per contact and the spent-budget threshold, relative to
@@ -391,13 +397,20 @@ struct RouthSampler::Workspace {
   // u: the increment without caps. Box pivoting first when it is the
   // primary solver (from a cold start: this is a different problem), then
   // Lemke within kLemkeFallbackVariables.
+  // The right-hand side of the increment LCP with no caps (λ_max = ∞) from
+  // contact velocities u: the Anitescu–Potra LCP in the box solver's form.
+  static Eigen::VectorXd uncapped(const internal::FrictionalSpace& sp, const Eigen::VectorXd& u) {
+    Eigen::VectorXd rhs = Eigen::VectorXd::Zero((3 + sp.d) * sp.m);
+    rhs.head(sp.m).setConstant(std::numeric_limits<double>::infinity());
+    rhs.segment(sp.m, sp.rows()) = u;
+    return rhs;
+  }
+
   bool anitescu_potra(const Impl& s, const Eigen::VectorXd& u, Eigen::VectorXd& lambda, std::string& why) {
     const internal::FrictionalSpace& sp = s.space;
     const int m = sp.m, rows = sp.rows();
     if (s.box) {
-      Eigen::VectorXd rhs = Eigen::VectorXd::Zero((3 + sp.d) * m);
-      rhs.head(m).setConstant(std::numeric_limits<double>::infinity());  // no caps
-      rhs.segment(m, rows) = u;
+      const Eigen::VectorXd rhs = uncapped(sp, u);
       box.reset();
       Eigen::VectorXd z, w;
       if (box.solve(rhs, z)) {
@@ -418,12 +431,9 @@ struct RouthSampler::Workspace {
     }
     if (internal::anitescu_potra_lemke(sp, u, {}, lambda, &why)) return true;
     if (!s.box_rescue) return false;
-    Eigen::VectorXd rhs = Eigen::VectorXd::Zero((3 + sp.d) * m);
-    rhs.head(m).setConstant(std::numeric_limits<double>::infinity());  // no caps
-    rhs.segment(m, rows) = u;
     internal::LcpResult r;
     r.message = why;
-    if (!rescue(s, rhs, r)) {
+    if (!rescue(s, uncapped(sp, u), r)) {
       why = r.message;
       return false;
     }
@@ -525,14 +535,15 @@ FrictionalResult RouthSampler::run(std::uint64_t index, double final_cap, Worksp
   // cluster's 3 contacts took 37 N·s each where h was 0.18). The same
   // sample under the simultaneous step; if it does not end the impact
   // either, the first draw (with its fallback) stands.
-  Eigen::VectorXd simultaneous;
-  if (!internal::simultaneous_normal_impulses(s.problem, s.space, s.velocity_scale, s.largest_single, simultaneous)) {
+  // The velocity scales per row of J̄ are the increment LCP's velocity-row
+  // scales (the constructor sets both from the same values).
+  const Eigen::VectorXd velocity_scale = s.lcp_w_scale.segment(s.space.m, s.space.rows());
+  Eigen::VectorXd caps;
+  if (!simultaneous_caps(s.problem, s.space, velocity_scale, s.largest_single, parameters_.automatic_step_factor,
+                         caps)) {
     append_message(result.message, "the simultaneous step's impulses could not be computed for a second draw");
     return result;
   }
-  Eigen::VectorXd caps(simultaneous.size());
-  for (Eigen::Index i = 0; i < caps.size(); ++i)
-    caps[i] = parameters_.automatic_step_factor * std::max(s.largest_single, simultaneous[i]);
   FrictionalResult again = draw(index, final_cap, workspace, caps);
   if (again.status != Status::kSuccess) {
     append_message(result.message, std::string("drawn again under the simultaneous step: ") +
