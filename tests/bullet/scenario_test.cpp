@@ -300,6 +300,57 @@ TEST(JointChain, StruckChainMovesAsOneRodWithEitherJointMetric) {
   }
 }
 
+// A chain of box links joined by point-to-point joints, lying flat on a
+// ground box and landing on it at 1 m/s, plastic (resolve_plastic_impacts):
+// every link is touched, so the adapter gives the joint group a dense M⁻¹_G
+// of 6 × links DOFs, above kMetricRootBlockLimit, and the plastic LCP's box
+// pivoting reads W itself (set_contact_rows) — where it used to
+// eigen-decompose that block (a hinged chain of 300 links on the ground:
+// 6.6 s for one impact, docs/scaling.md). Closed form: the chain stops, and
+// the ground's impulses carry exactly its momentum (the joints' impulses are
+// internal), Σ λ = links · m · v.
+TEST(JointChain, ChainLyingOnTheGroundLandsAndStops) {
+  constexpr double kSpeed = 1.0, kMass = 0.4;
+  const Eigen::Vector3d half(0.15, 0.05, 0.05);
+  for (const int links : {17, 40}) {
+    SCOPED_TRACE(std::to_string(links) + " links");
+    scenes::WorldOptions options = SimpactWorld();
+    options.gravity = Eigen::Vector3d::Zero();  // the impact alone
+    options.simpact.resolve_plastic_impacts = true;
+    std::vector<bullet::ImpactReport> reports;
+    options.simpact.on_impact = [&](const bullet::ImpactReport& r) { reports.push_back(r); };
+    BulletWorld world(options);
+    scenes::BodyOptions ground;
+    ground.mass = 0.0;
+    ground.position = Eigen::Vector3d(0.0, -0.5, 0.0);
+    world.add_box(Eigen::Vector3d(2.0 * half.x() * links, 0.5, 1.0), ground);  // box–box: four corners a link
+    std::vector<btRigidBody*> chain;
+    for (int i = 0; i < links; ++i) {
+      scenes::BodyOptions link;
+      link.mass = kMass;
+      link.never_sleep = true;
+      link.position = Eigen::Vector3d(2.0 * half.x() * i, half.y(), 0.0);
+      link.velocity = Eigen::Vector3d(0.0, -kSpeed, 0.0);
+      btRigidBody* body = world.add_box(half, link);
+      // Pivots off the links' axis, so that no DOF of the group decouples.
+      if (!chain.empty())
+        world.add_point2point(chain.back(), body, Eigen::Vector3d(2.0 * half.x() * i - half.x(), 0.07, 0.01));
+      chain.push_back(body);
+    }
+    world.step(1.0 / 240.0);
+    ASSERT_EQ(reports.size(), 1u);
+    const bullet::ImpactReport& report = reports.front();
+    EXPECT_FALSE(report.fallback_to_base) << report.message;
+    EXPECT_EQ(report.law, bullet::AppliedLaw::kPropagative);
+    EXPECT_EQ(report.contacts.size(), static_cast<size_t>(4 * links));  // every corner
+    double total = 0.0;
+    for (const bullet::ImpactReport::Contact& c : report.contacts) total += c.impulse;
+    EXPECT_NEAR(total, links * kMass * kSpeed, kFreeVelocityTolerance * links * kMass);
+    EXPECT_LE(report.energy_after, kFreeVelocityTolerance * report.energy_before);
+    for (btRigidBody* body : chain) ASSERT_LT(scenes::velocity(*body).norm(), kFreeVelocityTolerance);
+  }
+}
+
 // The variational law on a 15-ball billiard rack (scenes::billiard_break):
 // its sequences are far too many to enumerate (the 10⁶-reflection budget of
 // the core runs out), so under the default variational_budget the cluster

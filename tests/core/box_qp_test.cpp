@@ -5,6 +5,8 @@
 // of contact problems — from cold and warm starts.
 #include "core/box_qp.h"
 
+#include "core/inertia.h"
+
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -12,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
+#include <vector>
 
 namespace simpact::internal {
 namespace {
@@ -134,6 +138,93 @@ TEST_P(BoxQpRandom, DenseAndSparseGramReadTheSameEntriesAndSolve) {
     ASSERT_TRUE(solve(sparse, p)) << "trial " << trial;
     EXPECT_LE(worst_violation(p, dense.x()), kConditionTolerance) << "trial " << trial;
     EXPECT_LE(worst_violation(p, sparse.x()), kConditionTolerance) << "trial " << trial;
+  }
+}
+
+// set_gram: W given directly (no rows A), for problems whose rows B R would
+// be dense (a large joint group's metric). It must read the entries it was
+// given and solve the same problems, from cold and warm starts; with the
+// W that set_rows forms from A, its entries are those of the rows' path bit
+// for bit.
+TEST_P(BoxQpRandom, GramGivenDirectlySolvesTheSameProblems) {
+  const Shape shape = GetParam();
+  std::mt19937 rng(2468);
+  for (int trial = 0; trial < 20; ++trial) {
+    Problem p = random_problem(rng, shape.n, shape.r, shape.near);
+    const Eigen::MatrixXd gram(SparseRowMatrix(p.a * p.a.transpose()));
+    BoxQp rows, given;
+    rows.set_rows(p.a);
+    given.set_gram(gram);
+    ASSERT_TRUE(given.gram_only());
+    ASSERT_FALSE(rows.gram_only());
+    for (int j = 0; j < shape.n; ++j)
+      for (int k = 0; k < shape.n; ++k) ASSERT_EQ(given.entry(j, k), rows.entry(j, k)) << j << ", " << k;
+    ASSERT_TRUE(solve(given, p)) << "trial " << trial;
+    EXPECT_LE(worst_violation(p, given.x()), kConditionTolerance) << "trial " << trial;
+    EXPECT_LE(static_cast<int>(given.clamped().size()), shape.r) << "trial " << trial;
+    Eigen::VectorXd product;
+    given.multiply(given.x(), product);
+    EXPECT_LE((product + p.q - given.w()).cwiseAbs().maxCoeff(), 1e-9 * p.q.cwiseAbs().maxCoeff());
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (Eigen::Index i = 0; i < p.q.size(); ++i) p.q[i] += normal(rng);
+    ASSERT_TRUE(solve(given, p)) << "warm, trial " << trial;
+    EXPECT_LE(worst_violation(p, given.x()), kConditionTolerance) << "warm, trial " << trial;
+  }
+}
+
+TEST(BoxQp, GramMustBeSquare) {
+  BoxQp qp;
+  EXPECT_THROW(qp.set_gram(Eigen::MatrixXd::Zero(3, 2)), std::invalid_argument);
+}
+
+// set_contact_rows: rows B under M⁻¹. Block-diagonal M⁻¹ with blocks of at
+// most kMetricRootBlockLimit DOFs keeps the rows B R (W never given); one
+// coupled block above it (a joint group) gives W = B M⁻¹ Bᵀ itself. Either
+// way the solution solves the box LCP of W = B M⁻¹ Bᵀ.
+TEST(BoxQp, ContactRowsTakeTheRootOrTheGramByTheLargestBlock) {
+  std::mt19937 rng(97531);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (const int block : {6, kMetricRootBlockLimit, kMetricRootBlockLimit + 6}) {
+    const int bodies = 4, n = bodies * block, contacts = 3 * block;
+    // M⁻¹: `bodies` dense SPD blocks of `block` DOFs (a coupled group each).
+    std::vector<Eigen::Triplet<double>> entries;
+    for (int b = 0; b < bodies; ++b) {
+      Eigen::MatrixXd g(block, block);
+      for (int i = 0; i < block; ++i)
+        for (int j = 0; j < block; ++j) g(i, j) = normal(rng);
+      const Eigen::MatrixXd spd = g * g.transpose() / block + 0.1 * Eigen::MatrixXd::Identity(block, block);
+      for (int i = 0; i < block; ++i)
+        for (int j = 0; j < block; ++j) entries.emplace_back(b * block + i, b * block + j, spd(i, j));
+    }
+    SparseColMatrix inverse_mass(n, n);
+    inverse_mass.setFromTriplets(entries.begin(), entries.end());
+    ASSERT_EQ(largest_block(inverse_mass), block);
+    // Contact rows reading two blocks' first 12 DOFs, as a contact of two bodies.
+    entries.clear();
+    for (int c = 0; c < contacts; ++c) {
+      const int a = c % bodies, b = (c + 1) % bodies;
+      for (int e = 0; e < 6; ++e) {
+        entries.emplace_back(c, a * block + (c + e) % block, normal(rng));
+        entries.emplace_back(c, b * block + (c + 2 * e) % block, normal(rng));
+      }
+    }
+    SparseRowMatrix rows(contacts, n);
+    rows.setFromTriplets(entries.begin(), entries.end());
+    BoxQp qp;
+    set_contact_rows(qp, rows, inverse_mass);
+    EXPECT_EQ(qp.gram_only(), block > kMetricRootBlockLimit) << "block " << block;
+    const Eigen::MatrixXd w = Eigen::MatrixXd(rows) * Eigen::MatrixXd(inverse_mass) * Eigen::MatrixXd(rows).transpose();
+    for (int j = 0; j < contacts; ++j)
+      for (int k = 0; k < contacts; ++k)
+        ASSERT_NEAR(qp.entry(j, k), w(j, k), 1e-10 * w.diagonal().maxCoeff()) << "block " << block;
+    Problem p = with_random_data(Eigen::MatrixXd::Zero(contacts, 1), rng);
+    ASSERT_TRUE(solve(qp, p)) << "block " << block;
+    const Eigen::VectorXd residual = w * qp.x() + p.q;
+    Problem check = p;
+    // worst_violation reads W as A Aᵀ: A = W^{1/2} by Cholesky of the SPD W.
+    check.a = Eigen::MatrixXd(Eigen::LLT<Eigen::MatrixXd>(w).matrixL()).sparseView();
+    EXPECT_LE(worst_violation(check, qp.x()), kConditionTolerance) << "block " << block;
+    EXPECT_LE((qp.w() - residual).cwiseAbs().maxCoeff(), 1e-9 * p.q.cwiseAbs().maxCoeff()) << "block " << block;
   }
 }
 

@@ -1,8 +1,12 @@
 #include "core/box_qp.h"
 
+#include "core/inertia.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace simpact::internal {
 
@@ -11,6 +15,7 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 }  // namespace
 
 void BoxQp::set_rows(const SparseRowMatrix& a, int dense_limit) {
+  gram_only_ = false;
   a_ = a;
   a_.makeCompressed();
   at_ = a_.transpose();
@@ -27,6 +32,25 @@ void BoxQp::set_rows(const SparseRowMatrix& a, int dense_limit) {
   }
   diagonal_.resize(n_);
   for (int j = 0; j < n_; ++j) diagonal_[j] = dense() ? gram_(j, j) : a_.row(j).squaredNorm();
+  prepare();
+}
+
+void BoxQp::set_gram(const Eigen::MatrixXd& w) {
+  if (w.rows() != w.cols())
+    throw std::invalid_argument("BoxQp::set_gram: W must be square, got " + std::to_string(w.rows()) + " x " +
+                                std::to_string(w.cols()));
+  gram_only_ = true;
+  n_ = static_cast<int>(w.rows());
+  r_ = n_;  // rank W ≤ n: the clamped factor's bound
+  a_.resize(n_, 0);  // no rows: row_nonzeros() is 0 and nothing reads A
+  a_.makeCompressed();
+  at_.resize(0, n_);
+  gram_ = w;
+  diagonal_ = gram_.diagonal();
+  prepare();
+}
+
+void BoxQp::prepare() {
   scatter_ = Eigen::VectorXd::Zero(r_);
   stuck_mark_.assign(static_cast<size_t>(n_), 0);
   dependent_mark_.assign(static_cast<size_t>(n_), 0);
@@ -66,6 +90,10 @@ double BoxQp::entry(int j, int k) const {
 }
 
 void BoxQp::multiply(const Eigen::VectorXd& v, Eigen::VectorXd& out) const {
+  if (gram_only_) {
+    out.noalias() = gram_ * v;
+    return;
+  }
   g_.noalias() = at_ * v;
   out.noalias() = a_ * g_;
 }
@@ -309,7 +337,7 @@ bool BoxQp::drive(int j, int max_steps) {
     // columns (n·|C| multiply-adds, contiguous) or as A g with g = Aᵀ dx
     // (nnz of A_C and of A, indexed), whichever is cheaper.
     const double indexed = kBoxIndexedCost * static_cast<double>(clamped_nonzeros_ + a_.nonZeros());
-    if (dense() && static_cast<double>(n_) * k <= indexed) {
+    if (gram_only_ || (dense() && static_cast<double>(n_) * k <= indexed)) {
       dw_ = gram_.col(j);
       if (k > 0) dw_.noalias() += clamped_columns_.leftCols(k) * dxc_;
       dw_ *= direction;  // ±1: exact
@@ -482,6 +510,26 @@ bool BoxQp::solve(const Eigen::VectorXd& q, const Eigen::VectorXd& lo, const Eig
     if (!demoted && !free) return true;
   }
   return false;
+}
+
+void set_contact_rows(BoxQp& qp, const SparseRowMatrix& rows, const SparseColMatrix& inverse_mass,
+                      const std::function<Eigen::MatrixXd()>& gram) {
+  if (largest_block(inverse_mass) <= kMetricRootBlockLimit) {
+    qp.set_rows(SparseRowMatrix(rows * metric_root(inverse_mass)));
+    return;
+  }
+  Eigen::MatrixXd w;
+  if (gram) {
+    w = gram();
+  } else {
+    const SparseColMatrix response = inverse_mass * SparseColMatrix(rows.transpose());  // M⁻¹ Bᵀ
+    w = Eigen::MatrixXd(SparseColMatrix(rows * response));
+  }
+  if (w.rows() != rows.rows() || w.cols() != rows.rows())
+    throw std::invalid_argument("set_contact_rows: W must be " + std::to_string(rows.rows()) + " x " +
+                                std::to_string(rows.rows()) + ", got " + std::to_string(w.rows()) + " x " +
+                                std::to_string(w.cols()));
+  qp.set_gram(0.5 * (w + w.transpose()));
 }
 
 }  // namespace simpact::internal

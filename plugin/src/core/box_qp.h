@@ -52,6 +52,7 @@
 
 #include <Eigen/Core>
 
+#include <functional>
 #include <vector>
 
 namespace simpact::internal {
@@ -113,6 +114,15 @@ class BoxQp {
   /// n ≤ dense_limit (kBoxDenseGramLimit; tests pass 0 to check the sparse
   /// path against the dense one).
   void set_rows(const SparseRowMatrix& a, int dense_limit = kBoxDenseGramLimit);
+  /// Sets W itself (n × n, symmetric positive semi-definite), kept densely;
+  /// no rows A: every entry, column and product is read from W. For
+  /// problems whose A = J R would be dense and costly to form: R R^T = M⁻¹
+  /// of a large coupled block (metric_root is an eigen-decomposition,
+  /// O(block³)), while W = J M⁻¹ Jᵀ is already at hand. Forgets the warm
+  /// state. Precondition: W exactly symmetric (a W_ij read as W_ji would
+  /// otherwise differ; callers symmetrize, ½ (W + Wᵀ)). Throws
+  /// std::invalid_argument if W is not square.
+  void set_gram(const Eigen::MatrixXd& w);
   int size() const { return n_; }
 
   /// Solves for q, lo ≤ hi (n each; lo finite, hi finite or +∞: a variable
@@ -138,8 +148,10 @@ class BoxQp {
   /// W_jk = A_j · A_k (the sum over A's columns in ascending order, read
   /// from the dense W when it is kept: the same number either way).
   double entry(int j, int k) const;
-  /// True when W is kept densely (set_rows' dense_limit).
+  /// True when W is kept densely (set_rows' dense_limit, or set_gram).
   bool dense() const { return gram_.size() > 0; }
+  /// True when W was given by set_gram (no rows A).
+  bool gram_only() const { return gram_only_; }
   /// out = W v (n).
   void multiply(const Eigen::VectorXd& v, Eigen::VectorXd& out) const;
 
@@ -153,6 +165,7 @@ class BoxQp {
   void solve_clamped(Eigen::VectorXd& rhs) const;  // rhs ← W_CC⁻¹ rhs
   void set_x(int j, double value);                 // keeps w = W x + q
   void refresh_w();
+  void prepare();  // scratch, marks and the factor for n_, r_ (after set_rows / set_gram)
   bool restore_clamped();  // x_C with w_C = 0; releases clamped out of bounds
   bool demote();           // violators → free; true if any
   bool violated(int j) const;
@@ -162,6 +175,7 @@ class BoxQp {
   bool drive(int j, int max_steps);
 
   int n_ = 0, r_ = 0;
+  bool gram_only_ = false;  // set_gram: no A, every product through gram_
   SparseRowMatrix a_;
   Eigen::SparseMatrix<double, Eigen::ColMajor> at_;  // Aᵀ (r × n), for W v
   Eigen::VectorXd diagonal_;                          // W_jj
@@ -180,5 +194,17 @@ class BoxQp {
   unsigned stamp_ = 0, stuck_stamp_ = 0, dependent_stamp_ = 0;
   int y_owner_ = -1;  // the variable y_ was computed for (−1: stale)
 };
+
+/// Gives `qp` the problem of contact rows B under the inverse inertia M⁻¹
+/// (W = B M⁻¹ Bᵀ): the rows B R, R R^T = M⁻¹ (metric_root), when every
+/// connected block of M⁻¹ has at most kMetricRootBlockLimit DOFs (free
+/// bodies, small joint groups: the same rows as ever); otherwise W itself,
+/// formed by sparse products and symmetrized (BoxQp::set_gram): a large
+/// joint group's root would cost an O(block³) eigen-decomposition and its
+/// rows B R would be dense over the block. `gram`, if given, returns that W
+/// (n × n for B's n rows) from what the caller already has (the contact
+/// space's W), instead of the sparse products.
+void set_contact_rows(BoxQp& qp, const SparseRowMatrix& rows, const SparseColMatrix& inverse_mass,
+                      const std::function<Eigen::MatrixXd()>& gram = {});
 
 }  // namespace simpact::internal

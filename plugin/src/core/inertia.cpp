@@ -125,6 +125,14 @@ double InertiaBlocks::kinetic_energy(const Eigen::VectorXd& v) const {
   return 0.5 * twice;
 }
 
+int largest_block(const SparseColMatrix& inverse_mass) {
+  std::vector<int> parent, block_of, root_block, fill, block_start, dofs;
+  const int count = group_blocks(inverse_mass, parent, block_of, root_block, fill, block_start, dofs);
+  int largest = 0;
+  for (int b = 0; b < count; ++b) largest = std::max(largest, block_start[b + 1] - block_start[b]);
+  return largest;
+}
+
 SparseColMatrix metric_root(const SparseColMatrix& inverse_mass) {
   std::vector<int> parent, block_of, root_block, fill, block_start, dofs;
   const int count = group_blocks(inverse_mass, parent, block_of, root_block, fill, block_start, dofs);

@@ -778,8 +778,9 @@ class Resolution {
   // the rows A = J_active R, R R^T = M⁻¹ (metric_root), bounds [0, ∞): W is
   // never formed above box_qp.h's dense limit, and dependent contacts (a
   // face's four corners) never enter the clamped set, where they made dense
-  // Lemke fail on box piles of ~250–370 contacts after ~1 s each. The
-  // result passes the same residual check as Lemke's, against the contact
+  // Lemke fail on box piles of ~250–370 contacts after ~1 s each (a large
+  // joint group's block of M⁻¹ gives it W_active instead: set_contact_rows).
+  // The result passes the same residual check as Lemke's, against the contact
   // space's W.
   internal::LcpResult plastic_by_box_pivoting(const std::vector<int>& active, const Eigen::VectorXd& q,
                                               const internal::LemkeParameters& lemke) const {
@@ -791,8 +792,19 @@ class Resolution {
         entries.emplace_back(a, static_cast<int>(it.col()), it.value());
     SparseRowMatrix rows(k, p_.normals.cols());
     rows.setFromTriplets(entries.begin(), entries.end());
+    std::vector<int> position(static_cast<size_t>(m_), -1);
+    for (int a = 0; a < k; ++a) position[static_cast<size_t>(active[static_cast<size_t>(a)])] = a;
+    const internal::SparseColumns& w = space_.w();
     internal::BoxQp qp;
-    qp.set_rows(SparseRowMatrix(rows * internal::metric_root(p_.inverse_mass)));
+    internal::set_contact_rows(qp, rows, p_.inverse_mass, [&] {
+      Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(k, k);  // W_active, from the contact space
+      for (int a = 0; a < k; ++a) {
+        const int i = active[static_cast<size_t>(a)];
+        for (int e = w.begin(i); e < w.end(i); ++e)
+          if (const int b = position[static_cast<size_t>(w.index[e])]; b >= 0) gram(b, a) = w.value[e];
+      }
+      return gram;
+    });
     const Eigen::VectorXd lo = Eigen::VectorXd::Zero(k);
     const Eigen::VectorXd hi = Eigen::VectorXd::Constant(k, std::numeric_limits<double>::infinity());
     // The pivoting's own verdict is not the acceptance: on piles it can end
@@ -806,10 +818,7 @@ class Resolution {
     lcp.pivots = qp.steps();
     lcp.z = qp.x().cwiseMax(0.0);
     // w = W z + q over the active rows, W the contact space's.
-    std::vector<int> position(static_cast<size_t>(m_), -1);
-    for (int a = 0; a < k; ++a) position[static_cast<size_t>(active[static_cast<size_t>(a)])] = a;
     lcp.w = q;
-    const internal::SparseColumns& w = space_.w();
     for (int a = 0; a < k; ++a) {
       const int i = active[static_cast<size_t>(a)];
       for (int e = w.begin(i); e < w.end(i); ++e)

@@ -22,7 +22,7 @@ bool simultaneous_normal_impulses(const FrictionalProblem& problem, const Fricti
                                   Eigen::VectorXd& lambda) {
   const int m = space.m;
   BoxQp qp;
-  qp.set_rows(SparseRowMatrix(problem.normals * metric_root(problem.inverse_mass)));
+  set_contact_rows(qp, problem.normals, problem.inverse_mass);
   Eigen::VectorXd q(m), hi(m), w_tolerance(m);
   const Eigen::VectorXd lo = Eigen::VectorXd::Zero(m);
   const Eigen::VectorXd x_tolerance = Eigen::VectorXd::Constant(m, kBoxDecisionTolerance * impulse_scale);
@@ -71,9 +71,7 @@ void RouthBoxIncrement::build(const FrictionalProblem& problem, const Frictional
   }
   SparseRowMatrix b(variables, n);
   b.setFromTriplets(entries.begin(), entries.end());
-  const SparseColMatrix root = metric_root(problem.inverse_mass);
-  const SparseRowMatrix a = b * root;
-  qp_.set_rows(a);
+  set_contact_rows(qp_, b, problem.inverse_mass);
 
   // Decision tolerances in the data's units (routh.cpp's residual scales).
   wtol_.resize(variables);
