@@ -63,8 +63,10 @@
 // plus: Lemke either solves it or proves it infeasible), above — and when
 // Lemke fails without proving infeasibility — by box pivoting on the sparse
 // rows J M^{-1/2} (Cottle–Dantzig principal pivoting, which keeps dependent
-// contacts such as a face's four corners out of its factor). Both results
-// pass the same residual check against the data's scales.
+// contacts such as a face's four corners out of its factor; on W itself
+// when M⁻¹ has a coupled block of more than 96 DOFs, a large joint group,
+// whose root would cost O(block³)). Both results pass the same residual
+// check against the data's scales.
 // The LCP and the equality projection of eq. (11) (u⁺ = 0 for every
 // contact) coincide when the latter's impulses are all non-negative; otherwise eq. (11)
 // would need adhesive impulses and the LCP releases the contacts that would
