@@ -52,9 +52,9 @@ int largest_block(const SparseColMatrix& inverse_mass);
 /// the rows J R through metric_root; above it, it hands BoxQp the Delassus
 /// matrix W = J M⁻¹ Jᵀ itself (BoxQp::set_gram). 96 DOFs are 16 bodies, the
 /// joint groups the Bullet adapter still gives a dense M⁻¹_G
-/// (kDenseJointGroupBodies): their eigen-decomposition takes ~0.2 ms. A
+/// (kDenseJointGroupBodies): their eigen-decomposition takes ~1 ms. A
 /// hinged chain of 100 links lying on the ground, every link touched, is one
-/// 600-DOF block: its eigen-decomposition took 0.16 s of a 0.25 s impact
+/// 600-DOF block: its eigen-decomposition (~0.19 s) was most of a 0.25 s impact
 /// step, 300 links 6 s (docs/scaling.md, "Joint groups on the ground").
 inline constexpr int kMetricRootBlockLimit = 96;
 
