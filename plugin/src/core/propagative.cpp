@@ -743,15 +743,26 @@ class Resolution {
     return true;
   }
 
+  // W_active: the contact space's W on the `active` contacts, dense.
+  Eigen::MatrixXd active_w(const std::vector<int>& active) const {
+    const int k = static_cast<int>(active.size());
+    std::vector<int> position(static_cast<size_t>(m_), -1);
+    for (int a = 0; a < k; ++a) position[static_cast<size_t>(active[static_cast<size_t>(a)])] = a;
+    const internal::SparseColumns& w = space_.w();
+    Eigen::MatrixXd out = Eigen::MatrixXd::Zero(k, k);
+    for (int a = 0; a < k; ++a) {
+      const int i = active[static_cast<size_t>(a)];
+      for (int e = w.begin(i); e < w.end(i); ++e)
+        if (const int b = position[static_cast<size_t>(w.index[e])]; b >= 0) out(b, a) = w.value[e];
+    }
+    return out;
+  }
+
   // The plastic LCP on the `active` contacts by dense Lemke (solve_psd_lcp),
   // once more in g-normalized units if that fails short of a ray.
   internal::LcpResult plastic_by_lemke(const std::vector<int>& active, const Eigen::VectorXd& q,
                                        const internal::LemkeParameters& lemke) const {
-    const int k = static_cast<int>(active.size());
-    const Eigen::MatrixXd full = space_.dense_w();
-    Eigen::MatrixXd w(k, k);
-    for (int a = 0; a < k; ++a)
-      for (int b = 0; b < k; ++b) w(a, b) = full(active[static_cast<size_t>(a)], active[static_cast<size_t>(b)]);
+    const Eigen::MatrixXd w = active_w(active);
     internal::LcpResult lcp = internal::solve_psd_lcp(w, q, lemke);
     if (lcp.status != internal::LcpStatus::kSolved) {
       // Once more in g-normalized units, D W D with D = diag(1/√W_ii) (unit
@@ -792,19 +803,8 @@ class Resolution {
         entries.emplace_back(a, static_cast<int>(it.col()), it.value());
     SparseRowMatrix rows(k, p_.normals.cols());
     rows.setFromTriplets(entries.begin(), entries.end());
-    std::vector<int> position(static_cast<size_t>(m_), -1);
-    for (int a = 0; a < k; ++a) position[static_cast<size_t>(active[static_cast<size_t>(a)])] = a;
-    const internal::SparseColumns& w = space_.w();
     internal::BoxQp qp;
-    internal::set_contact_rows(qp, rows, p_.inverse_mass, [&] {
-      Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(k, k);  // W_active, from the contact space
-      for (int a = 0; a < k; ++a) {
-        const int i = active[static_cast<size_t>(a)];
-        for (int e = w.begin(i); e < w.end(i); ++e)
-          if (const int b = position[static_cast<size_t>(w.index[e])]; b >= 0) gram(b, a) = w.value[e];
-      }
-      return gram;
-    });
+    internal::set_contact_rows(qp, rows, p_.inverse_mass, [&] { return active_w(active); });
     const Eigen::VectorXd lo = Eigen::VectorXd::Zero(k);
     const Eigen::VectorXd hi = Eigen::VectorXd::Constant(k, std::numeric_limits<double>::infinity());
     // The pivoting's own verdict is not the acceptance: on piles it can end
@@ -818,7 +818,10 @@ class Resolution {
     lcp.pivots = qp.steps();
     lcp.z = qp.x().cwiseMax(0.0);
     // w = W z + q over the active rows, W the contact space's.
+    std::vector<int> position(static_cast<size_t>(m_), -1);
+    for (int a = 0; a < k; ++a) position[static_cast<size_t>(active[static_cast<size_t>(a)])] = a;
     lcp.w = q;
+    const internal::SparseColumns& w = space_.w();
     for (int a = 0; a < k; ++a) {
       const int i = active[static_cast<size_t>(a)];
       for (int e = w.begin(i); e < w.end(i); ++e)

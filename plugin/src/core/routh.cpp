@@ -194,9 +194,10 @@ struct RouthSampler::Impl {
   // tolerance times the row's data scale V_i, the slack an accepted
   // solution may leave on u_n,i′ ≥ 0.
   Eigen::VectorXd approach_threshold;
+  bool approaching(const Eigen::VectorXd& u, Eigen::Index i) const { return u[i] < -approach_threshold[i]; }
   bool colliding(const Eigen::VectorXd& u) const {
     for (Eigen::Index i = 0; i < approach_threshold.size(); ++i)
-      if (u[i] < -approach_threshold[i]) return true;
+      if (approaching(u, i)) return true;
     return false;
   }
   // The simultaneous step as a retry (header, "Automatic step"): when the
@@ -254,12 +255,11 @@ RouthSampler::RouthSampler(const FrictionalProblem& problem, RouthParameters par
   }
   s.step = parameters_.step > 0.0 ? parameters_.step : parameters_.automatic_step_factor * largest;
   s.cap_scale = Eigen::VectorXd::Constant(m, s.step);
-  s.simultaneous_retry = parameters_.step == 0.0 && largest > 0.0 && !s.infeasible &&
-                         parameters_.automatic_step == AutomaticStep::kAutomatic &&
+  const bool automatic = parameters_.step == 0.0 && largest > 0.0 && !s.infeasible;
+  s.simultaneous_retry = automatic && parameters_.automatic_step == AutomaticStep::kAutomatic &&
                          !simultaneous_step(parameters_.automatic_step, m);
   if (s.simultaneous_retry) s.largest_single = largest;
-  if (parameters_.step == 0.0 && largest > 0.0 && !s.infeasible &&
-      simultaneous_step(parameters_.automatic_step, m)) {
+  if (automatic && simultaneous_step(parameters_.automatic_step, m)) {
     // A solve that fails leaves the single-contact rule in force.
     if (simultaneous_caps(problem, sp, velocity, largest, parameters_.automatic_step_factor, s.cap_scale))
       s.step = s.cap_scale.maxCoeff();
@@ -386,17 +386,6 @@ struct RouthSampler::Workspace {
     lemke_ready = true;
   }
 
-  // One increment LCP. Box pivoting first when it is the primary solver; its
-  // solution is accepted by Lemke's own data-scaled residual test. Then (or
-  // only) Lemke on W as stated (the paths of Halm & Posa's examples,
-  // unchanged), and if its solution fails the data-scaled residual check,
-  // Lemke on the LCP in data units, whose O(1) entries survive the relative
-  // pivot tolerance on badly scaled problems. All are fixed, so the result
-  // stays a function of the data.
-  // The Anitescu–Potra LCP (Halm & Posa, eq. (31)) from contact velocities
-  // u: the increment without caps. Box pivoting first when it is the
-  // primary solver (from a cold start: this is a different problem), then
-  // Lemke within kLemkeFallbackVariables.
   // The right-hand side of the increment LCP with no caps (λ_max = ∞) from
   // contact velocities u: the Anitescu–Potra LCP in the box solver's form.
   static Eigen::VectorXd uncapped(const internal::FrictionalSpace& sp, const Eigen::VectorXd& u) {
@@ -406,6 +395,10 @@ struct RouthSampler::Workspace {
     return rhs;
   }
 
+  // The Anitescu–Potra LCP (Halm & Posa, eq. (31)) from contact velocities
+  // u: the increment without caps. Box pivoting first when it is the
+  // primary solver (from a cold start: this is a different problem), then
+  // Lemke within kLemkeFallbackVariables.
   bool anitescu_potra(const Impl& s, const Eigen::VectorXd& u, Eigen::VectorXd& lambda, std::string& why) {
     const internal::FrictionalSpace& sp = s.space;
     const int m = sp.m, rows = sp.rows();
@@ -441,6 +434,13 @@ struct RouthSampler::Workspace {
     return true;
   }
 
+  // One increment LCP. Box pivoting first when it is the primary solver; its
+  // solution is accepted by Lemke's own data-scaled residual test. Then (or
+  // only) Lemke on W as stated (the paths of Halm & Posa's examples,
+  // unchanged), and if its solution fails the data-scaled residual check,
+  // Lemke on the LCP in data units, whose O(1) entries survive the relative
+  // pivot tolerance on badly scaled problems. All are fixed, so the result
+  // stays a function of the data.
   void solve(const Impl& s, const Eigen::VectorXd& rhs, internal::LcpResult& r) {
     if (s.box) {
       // From the warm state, then once from a cold start (a warm state far
@@ -621,7 +621,7 @@ FrictionalResult RouthSampler::draw(std::uint64_t index, double final_cap, Works
   std::vector<char> releases(static_cast<size_t>(m), 0);
   int dropped = 0;  // increments replaced by plain Routh increments (energy guard)
   int dropped_contacts = 0;  // budgets dropped: over budget in every release solve
-  const auto approaching = [&](int i) { return u[i] < -s.approach_threshold[i]; };
+  const auto approaching = [&](int i) { return s.approaching(u, i); };
   // Normal work of contact i on the straight path from u to u_next with
   // normal impulse `impulse` (header, "Restitution").
   const auto work_of = [&](int i, double impulse) { return 0.5 * (u[i] + u_next[i]) * impulse; };
