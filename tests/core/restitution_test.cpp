@@ -159,13 +159,14 @@ std::string SolverName(const ::testing::TestParamInfo<PlasticSolver>& info) {
     case PlasticSolver::kAutomatic: return "Automatic";
     case PlasticSolver::kLemke: return "Lemke";
     case PlasticSolver::kBoxPivoting: return "BoxPivoting";
+    case PlasticSolver::kActiveSet: return "ActiveSet";
   }
   return "Unknown";
 }
 
 INSTANTIATE_TEST_SUITE_P(Solvers, PlasticBySolver,
                          ::testing::Values(PlasticSolver::kAutomatic, PlasticSolver::kLemke,
-                                           PlasticSolver::kBoxPivoting),
+                                           PlasticSolver::kBoxPivoting, PlasticSolver::kActiveSet),
                          SolverName);
 
 TEST_P(PlasticBySolver, EqualsTheEqualityProjectionWhenItsImpulsesArePositive) {

@@ -1,5 +1,7 @@
 #include "simpact_scenes/core_scenes.h"
 
+#include "simpact_scenes/random_problems.h"
+
 #include <Eigen/SparseCore>
 
 #include <cmath>
@@ -63,6 +65,66 @@ ImpactProblem newtons_cradle(int balls, int incoming, double speed, const Eigen:
 }
 
 ImpactProblem ball_chain(int balls, double speed) { return newtons_cradle(balls, 1, speed); }
+
+ImpactProblem ball_pit(int per_side, int layers, double sink, double jitter, double position_noise,
+                       std::uint64_t seed) {
+  require(per_side >= 1 && layers >= 1, "ball_pit needs at least one ball per side and one layer");
+  require(std::isfinite(sink) && std::isfinite(jitter) && jitter >= 0.0,
+          "ball_pit: sink must be finite and jitter finite and non-negative");
+  constexpr double kRadius = 0.1, kMass = 0.2;
+  require(std::isfinite(position_noise) && position_noise >= 0.0 && position_noise < 0.1 * kRadius,
+          "ball_pit: position_noise must be in [0, 0.01) m");
+  Random random(seed);
+  const int balls = per_side * per_side * layers;
+  const auto index = [&](int i, int j, int l) { return (l * per_side + j) * per_side + i; };
+  std::vector<Eigen::Vector3d> centre(static_cast<size_t>(balls));
+  for (int l = 0; l < layers; ++l)
+    for (int j = 0; j < per_side; ++j)
+      for (int i = 0; i < per_side; ++i) {
+        Eigen::Vector3d x((2 * i + 1) * kRadius, (2 * l + 1) * kRadius, (2 * j + 1) * kRadius);
+        for (int c = 0; c < 3; ++c) x[c] += random.uniform(-position_noise, position_noise);
+        centre[static_cast<size_t>(index(i, j, l))] = x;
+      }
+  std::vector<Eigen::Triplet<double>> entries;
+  int row = 0;
+  const auto pair = [&](int a, int b) {  // a's centre minus b's: J v > 0 separates
+    const Eigen::Vector3d n = (centre[static_cast<size_t>(a)] - centre[static_cast<size_t>(b)]).normalized();
+    for (int c = 0; c < 3; ++c) {
+      entries.emplace_back(row, 3 * a + c, n[c]);
+      entries.emplace_back(row, 3 * b + c, -n[c]);
+    }
+    ++row;
+  };
+  const auto wall = [&](int a, int axis, double sign) {
+    entries.emplace_back(row++, 3 * a + axis, sign);
+  };
+  for (int l = 0; l < layers; ++l)
+    for (int j = 0; j < per_side; ++j)
+      for (int i = 0; i < per_side; ++i) {
+        const int a = index(i, j, l);
+        if (i + 1 < per_side) pair(index(i + 1, j, l), a);
+        if (l + 1 < layers) pair(index(i, j, l + 1), a);
+        if (j + 1 < per_side) pair(index(i, j + 1, l), a);
+      }
+  for (int l = 0; l < layers; ++l)
+    for (int j = 0; j < per_side; ++j)
+      for (int i = 0; i < per_side; ++i) {
+        const int a = index(i, j, l);
+        if (l == 0) wall(a, 1, 1.0);
+        if (i == 0) wall(a, 0, 1.0);
+        if (i + 1 == per_side) wall(a, 0, -1.0);
+        if (j == 0) wall(a, 2, 1.0);
+        if (j + 1 == per_side) wall(a, 2, -1.0);
+      }
+  ImpactProblem problem;
+  problem.inverse_mass = diagonal_inverse_mass(Eigen::VectorXd::Constant(3 * balls, kMass));
+  problem.normals.resize(row, 3 * balls);
+  problem.normals.setFromTriplets(entries.begin(), entries.end());
+  problem.velocity.resize(3 * balls);
+  for (int a = 0; a < balls; ++a)
+    for (int c = 0; c < 3; ++c) problem.velocity[3 * a + c] = jitter * random.normal() - (c == 1 ? sink : 0.0);
+  return problem;
+}
 
 ImpactProblem two_balls_wall(const Eigen::Vector2d& masses, const Eigen::Vector2d& velocity) {
   require_positive(masses[0], "two_balls_wall mass 1");

@@ -20,6 +20,8 @@
 
 #include <Eigen/Core>
 
+#include <cstdint>
+
 namespace simpact::scenes {
 
 /// Newton's cradle: `balls` balls on a line, each touching the next; q is the
@@ -35,6 +37,22 @@ ImpactProblem newtons_cradle(int balls, int incoming, double speed,
 /// A chain of `balls` equal unit masses struck by its first ball at +speed:
 /// the one-incoming cradle, used by the N = 3..1000 benchmarks.
 ImpactProblem ball_chain(int balls, double speed);
+
+/// A ball pit at the instant of an impact: per_side × per_side × layers
+/// balls of radius 0.1 m and mass 0.2 kg, each touching its lattice
+/// neighbours, in a box (static floor and four walls, every touching ball
+/// in contact with them), q = the balls' positions (3 per ball, frictionless
+/// spheres need no rotation). Centres are the simple cubic lattice of
+/// spacing 0.2 m moved by up to `position_noise` [m] each (uniform per
+/// coordinate), so contact normals (from centre to centre) are off the axes
+/// and the rows are dependent only nearly: the hard case for a plastic
+/// solve. Velocity: −sink [m/s] along y (the mid-step share of gravity a
+/// resting pit's contacts approach at) plus `jitter` × a standard normal
+/// per coordinate. Contacts: ball–ball pairs (+x, +y, +z neighbours, normal
+/// from the lower to the upper index's centre), then the floor (+y) and the
+/// walls (±x, ±z). Deterministic in `seed`.
+ImpactProblem ball_pit(int per_side, int layers, double sink, double jitter, double position_noise,
+                       std::uint64_t seed);
 
 /// Two balls on a line against a wall (Seghete & Murphey 2010, §II-C.1 and
 /// §III-B), q = [x1, x2], wall on the −x side of ball 1. Contact 0 (wall–ball

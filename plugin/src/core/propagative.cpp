@@ -2,6 +2,7 @@
 #include <simpact/propagative.h>
 
 #include "core/approach_queue.h"
+#include "core/active_set_lcp.h"
 #include "core/box_qp.h"
 #include "core/contact_space.h"
 #include "core/inertia.h"
@@ -717,8 +718,11 @@ class Resolution {
     const PlasticSolver solver = params_.plastic_solver;
     if (solver == PlasticSolver::kLemke || (solver == PlasticSolver::kAutomatic && k <= kDensePlasticContacts))
       lcp = plastic_by_lemke(active, q, lemke);
-    if (solver != PlasticSolver::kLemke && lcp.status != internal::LcpStatus::kSolved &&
-        lcp.status != internal::LcpStatus::kRayTermination) {
+    if (solver == PlasticSolver::kActiveSet || (solver == PlasticSolver::kAutomatic && k > kDensePlasticContacts))
+      lcp = internal::solve_lcp_active_set(active_w_sparse(active), q, lemke.w_scale, lemke.z_scale,
+                                           lemke.residual_tolerance);
+    if (solver != PlasticSolver::kLemke && solver != PlasticSolver::kActiveSet &&
+        lcp.status != internal::LcpStatus::kSolved && lcp.status != internal::LcpStatus::kRayTermination) {
       internal::LcpResult boxed = plastic_by_box_pivoting(active, q, lemke);
       if (boxed.status == internal::LcpStatus::kSolved || lcp.message.empty()) {
         lcp = std::move(boxed);
@@ -755,6 +759,24 @@ class Resolution {
       for (int e = w.begin(i); e < w.end(i); ++e)
         if (const int b = position[static_cast<size_t>(w.index[e])]; b >= 0) out(b, a) = w.value[e];
     }
+    return out;
+  }
+
+  // W_active: the contact space's W on the `active` contacts, sparse (both
+  // triangles, column-major).
+  SparseColMatrix active_w_sparse(const std::vector<int>& active) const {
+    const int k = static_cast<int>(active.size());
+    std::vector<int> position(static_cast<size_t>(m_), -1);
+    for (int a = 0; a < k; ++a) position[static_cast<size_t>(active[static_cast<size_t>(a)])] = a;
+    const internal::SparseColumns& w = space_.w();
+    std::vector<Eigen::Triplet<double>> entries;
+    for (int a = 0; a < k; ++a) {
+      const int i = active[static_cast<size_t>(a)];
+      for (int e = w.begin(i); e < w.end(i); ++e)
+        if (const int b = position[static_cast<size_t>(w.index[e])]; b >= 0) entries.emplace_back(b, a, w.value[e]);
+    }
+    SparseColMatrix out(k, k);
+    out.setFromTriplets(entries.begin(), entries.end());
     return out;
   }
 

@@ -1,0 +1,266 @@
+#include "core/active_set_lcp.h"
+
+#include <Eigen/SparseCholesky>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+namespace simpact::internal {
+
+namespace {
+
+// W's pattern with its diagonal, analysed once (AMD) and factorised with
+// new values as often as needed: the active-set systems
+//     (W_AA + ε D_AA) x_A = r_A,  inactive rows decoupled (diagonal W_ii),
+// and the interior-point systems W + diag(h). D = diag(W).
+class Factor {
+ public:
+  explicit Factor(const SparseColMatrix& w) : w_(w) {
+    const Eigen::Index k = w.cols();
+    SparseColMatrix identity(k, k);
+    identity.setIdentity();
+    pattern_ = w + 0.0 * identity;
+    pattern_.makeCompressed();
+    diagonal_ = pattern_.diagonal();
+    for (Eigen::Index i = 0; i < k; ++i)
+      if (!(diagonal_[i] > 0.0)) diagonal_[i] = 1.0;  // a zero row: decoupled
+    system_ = pattern_;
+    factor_.analyzePattern(system_);
+  }
+
+  // The active-set system of `in`, unless the factor already is its.
+  bool factorize_active(const std::vector<char>& in) {
+    if (factored_ && in == set_) return true;
+    set_ = in;
+    const Eigen::Index k = diagonal_.size();
+    for (Eigen::Index j = 0; j < k; ++j) {
+      const bool in_j = in[static_cast<size_t>(j)] != 0;
+      for (SparseColMatrix::InnerIterator it(system_, j), source(pattern_, j); it; ++it, ++source) {
+        const Eigen::Index i = it.row();
+        if (i == j)
+          it.valueRef() = in_j ? diagonal_[j] * (1.0 + kActiveSetRegularization) : diagonal_[j];
+        else
+          it.valueRef() = in_j && in[static_cast<size_t>(i)] ? source.value() : 0.0;
+      }
+    }
+    return factorize();
+  }
+
+  // W + diag(h), h > 0.
+  bool factorize_shifted(const Eigen::VectorXd& h) {
+    set_.clear();
+    const Eigen::Index k = diagonal_.size();
+    for (Eigen::Index j = 0; j < k; ++j)
+      for (SparseColMatrix::InnerIterator it(system_, j), source(pattern_, j); it; ++it, ++source)
+        it.valueRef() = it.row() == j ? source.value() + h[j] : source.value();
+    return factorize();
+  }
+
+  Eigen::VectorXd solve(const Eigen::VectorXd& rhs) const { return factor_.solve(rhs); }
+  const std::vector<char>& set() const { return set_; }
+  int factorizations() const { return factorizations_; }
+
+ private:
+  bool factorize() {
+    ++factorizations_;
+    factor_.factorize(system_);
+    factored_ = factor_.info() == Eigen::Success;
+    return factored_;
+  }
+
+  const SparseColMatrix& w_;
+  SparseColMatrix pattern_, system_;
+  Eigen::VectorXd diagonal_;
+  Eigen::SimplicialLDLT<SparseColMatrix, Eigen::Lower, Eigen::AMDOrdering<int>> factor_;
+  std::vector<char> set_;
+  bool factored_ = false;
+  int factorizations_ = 0;
+};
+
+struct Problem {
+  const SparseColMatrix& w;
+  const Eigen::VectorXd& q;
+  const Eigen::VectorXd& w_scale;
+  const Eigen::VectorXd& z_scale;
+};
+
+// z (z_I = 0) with W_AA z_A = −q_A for the factorised active set, from the
+// start z₀ (z₀_I ignored): z = z₀ + K⁻¹(−w₀)_A with K the regularised
+// W_AA, refined kActiveSetRefinements times against W_AA itself; w = W z + q.
+// From z₀ = 0 this is the regularised (near least-norm) solution; from an
+// interior iterate it is the nearest solution to it, which keeps the
+// iterate's impulses on rows that are dependent (a locked pile has many
+// non-negative solutions and its least-norm one may not be among them).
+void solve_active(const Problem& p, const Factor& factor, Eigen::VectorXd& z, Eigen::VectorXd& w) {
+  const Eigen::Index k = p.q.size();
+  const std::vector<char>& in = factor.set();
+  for (Eigen::Index i = 0; i < k; ++i)
+    if (!in[static_cast<size_t>(i)]) z[i] = 0.0;
+  Eigen::VectorXd rhs(k);
+  for (int refine = 0;; ++refine) {
+    w.noalias() = p.w * z;
+    w += p.q;
+    if (refine > kActiveSetRefinements) break;
+    for (Eigen::Index i = 0; i < k; ++i) rhs[i] = in[static_cast<size_t>(i)] ? -w[i] : 0.0;
+    z += factor.solve(rhs);
+  }
+}
+
+// Block principal pivoting from the set `active` until no row is
+// infeasible (true) or `budget` more factorisations are spent (false);
+// z, w the last solve's. Each solve starts from z₀ = 0, or when `warm`
+// from the z passed in and then from the last solve's, clipped at 0.
+bool block_pivoting(const Problem& p, Factor& factor, std::vector<char>& active, int budget, bool warm,
+                    Eigen::VectorXd& z, Eigen::VectorXd& w) {
+  const Eigen::Index k = p.q.size();
+  const double tolerance = kActiveSetDecisionTolerance;
+  std::vector<char> next(static_cast<size_t>(k));
+  const int limit = factor.factorizations() + budget;
+  int best = static_cast<int>(k) + 1, grace = kActiveSetBlockGrace;
+  while (true) {
+    if (!factor.factorize_active(active) || factor.factorizations() > limit) return false;
+    if (!warm) z.setZero();
+    solve_active(p, factor, z, w);
+    if (!z.allFinite() || !w.allFinite()) return false;
+    int infeasible = 0;
+    Eigen::Index last = -1;
+    for (Eigen::Index i = 0; i < k; ++i) {
+      const bool in = active[static_cast<size_t>(i)] != 0;
+      // Hysteresis: rows at z ≈ 0, w ≈ 0 stay where they are.
+      const bool keep = in ? z[i] >= -tolerance * p.z_scale[i] : w[i] < -tolerance * p.w_scale[i];
+      next[static_cast<size_t>(i)] = keep;
+      if (keep != in) {
+        ++infeasible;
+        last = i;
+      }
+    }
+    if (infeasible == 0) return true;
+    if (infeasible < best) {
+      best = infeasible;
+      grace = kActiveSetBlockGrace;
+      active.swap(next);
+    } else if (grace > 0) {
+      --grace;
+      active.swap(next);
+    } else {
+      active[static_cast<size_t>(last)] = !active[static_cast<size_t>(last)];  // Murty's single pivot
+    }
+    if (warm) z = z.cwiseMax(0.0);
+  }
+}
+
+// The data-scaled violation of (z⁺, W z⁺ + q), z⁺ = max(z, 0); z, w are
+// overwritten with them.
+double violation_of(const Problem& p, Eigen::VectorXd& z, Eigen::VectorXd& w, Eigen::Index* where) {
+  z = z.cwiseMax(0.0);
+  w.noalias() = p.w * z;
+  w += p.q;
+  return scaled_violation(z, w, p.w_scale, p.z_scale, where);
+}
+
+}  // namespace
+
+LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& q, const Eigen::VectorXd& w_scale,
+                               const Eigen::VectorXd& z_scale, double residual_tolerance, ActiveSetStats* stats) {
+  const Eigen::Index k = q.size();
+  LcpResult lcp;
+  lcp.z = Eigen::VectorXd::Zero(k);
+  lcp.w = q;
+  ActiveSetStats counts;
+  const Problem p{w, q, w_scale, z_scale};
+  Factor factor(w);
+  Eigen::Index where = 0;
+  double violation = std::numeric_limits<double>::infinity();
+  const auto finish = [&](bool solved) {
+    counts.factorizations = factor.factorizations();
+    counts.solved = solved;
+    lcp.pivots = counts.factorizations;
+    if (stats != nullptr) *stats = counts;
+    if (solved) {
+      lcp.status = LcpStatus::kSolved;
+      return lcp;
+    }
+    std::ostringstream message;
+    message << "active set and interior point: no solution within the residual after "
+            << counts.factorizations << " factorisations";
+    if (std::isfinite(violation)) message << " (row " << where << " violating by " << short_number(violation) << ")";
+    lcp.status = LcpStatus::kPivotLimit;
+    lcp.message = message.str();
+    return lcp;
+  };
+  if (k == 0) return finish(true);
+
+  // 1. Block principal pivoting from every row not separating (touching
+  //    rows at rest included: a struck row of touching bodies settles in one
+  //    try).
+  std::vector<char> active(static_cast<size_t>(k));
+  for (Eigen::Index i = 0; i < k; ++i)
+    active[static_cast<size_t>(i)] = q[i] <= kActiveSetDecisionTolerance * w_scale[i];
+  if (block_pivoting(p, factor, active, kActiveSetBlockBudget, /*warm=*/false, lcp.z, lcp.w)) {
+    violation = violation_of(p, lcp.z, lcp.w, &where);
+    if (violation <= residual_tolerance) return finish(true);
+  }
+
+  // 2. Interior point (Mehrotra's predictor–corrector for the monotone LCP,
+  //    infeasible start; S. J. Wright, "Primal-Dual Interior-Point Methods",
+  //    SIAM 1997, ch. 8), every Newton system W + diag(w/z) factorised on
+  //    the same pattern; once the complementarity gap is small, a crossover
+  //    to block pivoting from the set the iterate points at.
+  counts.interior = true;
+  const Eigen::VectorXd gap_scale = z_scale.cwiseProduct(w_scale);
+  Eigen::VectorXd z = z_scale, s = w_scale;  // s: the slack w, kept > 0
+  Eigen::VectorXd residual(k), dz(k), ds(k), rhs(k), h(k);
+  const auto step_to_boundary = [&](const Eigen::VectorXd& x, const Eigen::VectorXd& dx) {
+    double alpha = 1.0;
+    for (Eigen::Index i = 0; i < k; ++i)
+      if (dx[i] < 0.0) alpha = std::min(alpha, -x[i] / dx[i]);
+    return alpha;
+  };
+  double crossover_gap = kInteriorCrossoverGap;
+  for (int iteration = 0; iteration < kInteriorIterations; ++iteration) {
+    residual.noalias() = w * z;
+    residual += q - s;  // W z + q − s
+    const double gap = z.cwiseProduct(s).cwiseQuotient(gap_scale).mean();
+    // The iterate as it is (a locked packing's iterate already solves it:
+    // every row active, w ≈ 0).
+    lcp.z = z;
+    violation = violation_of(p, lcp.z, lcp.w, &where);
+    if (violation <= residual_tolerance) return finish(true);
+    // A crossover from the iterate, each time the gap has fallen 100× more.
+    if (gap <= crossover_gap) {
+      crossover_gap = kInteriorCrossoverStep * gap;
+      for (Eigen::Index i = 0; i < k; ++i) active[static_cast<size_t>(i)] = z[i] / z_scale[i] >= s[i] / w_scale[i];
+      lcp.z = z;
+      if (block_pivoting(p, factor, active, kActiveSetCrossoverBudget, /*warm=*/true, lcp.z, lcp.w)) {
+        violation = violation_of(p, lcp.z, lcp.w, &where);
+        if (violation <= residual_tolerance) return finish(true);
+      }
+    }
+    if (!(gap > 0.0)) break;  // on the boundary: nothing left to centre
+    h = s.cwiseQuotient(z);
+    if (!factor.factorize_shifted(h)) break;
+    // (W + Z⁻¹S) Δz = Z⁻¹ g − r,  Δs = W Δz + r,  g the complementarity target.
+    const auto newton = [&](const Eigen::VectorXd& g) {
+      rhs = g.cwiseQuotient(z) - residual;
+      dz = factor.solve(rhs);
+      ds.noalias() = w * dz;
+      ds += residual;
+    };
+    newton(-z.cwiseProduct(s));  // affine scaling
+    const double affine = std::min(step_to_boundary(z, dz), step_to_boundary(s, ds));
+    const double affine_gap = (z + affine * dz).cwiseProduct(s + affine * ds).cwiseQuotient(gap_scale).mean();
+    const double sigma = std::pow(std::max(affine_gap, 0.0) / gap, 3);
+    newton(sigma * gap * gap_scale - z.cwiseProduct(s) - dz.cwiseProduct(ds));  // centred, corrected
+    const double alpha = kInteriorBoundaryFraction * std::min(step_to_boundary(z, dz), step_to_boundary(s, ds));
+    z += alpha * dz;
+    s += alpha * ds;
+    ++counts.interior_iterations;
+    if (!z.allFinite() || !s.allFinite()) break;
+  }
+  return finish(false);
+}
+
+}  // namespace simpact::internal

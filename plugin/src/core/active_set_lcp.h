@@ -1,0 +1,158 @@
+// Sparse solver for the symmetric positive semi-definite LCP
+//     find z ≥ 0 with w = W z + q ≥ 0 and zᵀ w = 0,   W sparse (k × k),
+// the form of an impact's plastic LCP (W = J M⁻¹ Jᵀ, q = u⁻ = J v⁻ + b) and
+// of the separation push (core/separation.h). Every try costs one sparse
+// LDLᵀ of a k × k matrix with W's pattern (Eigen's SimplicialLDLT, AMD
+// ordering analysed once), never a dense factor: on the contact LCPs of
+// piles and packings, where most rows clamp, it settles in a handful of
+// factorisations where Cottle–Dantzig pivoting (box_qp.h) makes one drive
+// per clamped row, each O(|C|²) on a dense factor (docs/scaling.md, "Ball
+// pits").
+//
+// 1. Block principal pivoting (the primal–dual active-set method of
+// M. Hintermüller, K. Ito and K. Kunisch, "The primal–dual active set
+// strategy as a semismooth Newton method", SIAM J. Optim. 13(3), 2003). The
+// active set A holds the rows that carry impulse; each try solves
+//     W_AA z_A = −q_A,   z_I = 0,
+// then moves into A every row outside it left approaching (w_i < 0) and out
+// of A every row whose impulse came out negative, each beyond
+// kActiveSetDecisionTolerance in the units of the data's scales (ws
+// velocity, zs impulse, per row). It starts from every row not separating
+// (a struck row of touching bodies settles in one try) and stops when no
+// row moves. Full exchanges can cycle when W is not an M-matrix, so the
+// safeguard of J. J. Júdice and F. M. Pires ("A block principal pivoting
+// algorithm for large-scale strictly monotone linear complementarity
+// problems", Comput. Oper. Res. 21(5), 1994) exchanges the whole infeasible
+// set only while its size keeps falling (or for kActiveSetBlockGrace tries
+// after it last fell), and otherwise one row (Murty's single principal
+// pivot on the last infeasible index), within kActiveSetBlockBudget
+// factorisations.
+//
+// Dependent rows. Contact rows of packed bodies are dependent (a ball with
+// twelve neighbours has three translational DOFs; a face's four corners
+// have rank three), so W_AA is singular. Each try factorises the
+// regularised W_AA + ε diag(W_AA), ε = kActiveSetRegularization (rows
+// outside A become decoupled rows of the same pattern), and refines the
+// solve kActiveSetRefinements times against W_AA itself. When q_A lies in
+// the range of W_AA (a plastic LCP without kinematic terms: W_AA =
+// J_A M⁻¹ J_Aᵀ has J_A's range) that solves W_AA z_A = −q_A; among the many
+// solutions it picks a spread one (near the least-norm one), where pivoting
+// picks a vertex. Both give the same outcome v⁺ = v⁻ + M⁻¹Jᵀz: v⁺ is unique
+// (the kinetic-metric projection), z is not. NEARLY dependent rows are
+// what makes step 1 cycle: a row joining a set it nearly depends on gets
+// huge impulses of both signs.
+//
+// 2. Interior point, where step 1 does not settle: Mehrotra's
+// predictor–corrector for the monotone LCP from an infeasible start
+// (S. J. Wright, "Primal-Dual Interior-Point Methods", SIAM 1997, ch. 8),
+// each Newton system W + diag(w/z) (positive definite) factorised on the
+// same pattern; its iterates approach the analytic centre of the solution
+// set, so dependent rows share impulses and nothing cycles. Once the mean
+// scaled gap z_i w_i / (zs_i ws_i) is below kInteriorCrossoverGap each
+// iterate is tried as it is, and as the start of a crossover: step 1 from
+// the set {z_i/zs_i ≥ w_i/ws_i}, its solves starting from the iterate (so
+// a locked packing keeps the iterate's non-negative impulses instead of a
+// least-norm solution of mixed sign), within kActiveSetCrossoverBudget
+// factorisations. At most kInteriorIterations iterations.
+//
+// Acceptance. A result is accepted only when it passes the residual check
+// callers give (scaled_violation ≤ residual_tolerance, as Lemke's
+// solutions: per row, feasibility and min(z_i/zs_i, w_i/ws_i)). An interior
+// iterate alone does not reach it on degenerate rows (z_i and w_i both → 0
+// like √gap, and the Newton systems stall near a gap of 1e-13 in double):
+// a gap-based acceptance, Σ z_i w_i ≥ ½‖v⁺ − v⁺_exact‖²_M, was tried and
+// left out, because it bounds the outcome's error only by √gap (3.9e-5 of
+// the speed on one random problem at Σ z̃w̃ = 1e-9). Otherwise the result
+// is reported unsolved and callers use an exact pivoting method.
+// Deterministic: fixed orders, no threads.
+#pragma once
+
+#include "core/lcp.h"
+
+#include <simpact/impact_problem.h>
+
+#include <Eigen/Core>
+
+namespace simpact::internal {
+
+/// Relative regularisation of W_AA's diagonal in each solve. Large enough
+/// that the factorisation of a singular W_AA (dependent contact rows) never
+/// meets a zero pivot in double (the factor's condition is ≲ 1/ε = 1e10,
+/// far from the ~1e13 where LDLᵀ of a PD matrix breaks down for k ~ 10³),
+/// small enough that its bias, ε W_ii z_i ≈ 1e-10 of the row's velocity, is
+/// an order below the 1e-9 residual every solution is accepted by, before
+/// the refinements remove most of it.
+inline constexpr double kActiveSetRegularization = 1e-10;
+
+/// Iterative-refinement steps per solve against the unregularised W_AA: each
+/// shrinks the residual on W_AA's range by ε/(σ + ε) for an eigenvalue σ,
+/// so one takes a well-conditioned row's bias from 1e-10 to ~1e-20, below
+/// rounding. (On the 300-ball pit of docs/scaling.md 0, 1 and 2 all passed
+/// every residual check; one keeps a margin for worse-conditioned sets.)
+inline constexpr int kActiveSetRefinements = 1;
+
+/// Tries the block exchanges go on after the number of infeasible rows
+/// last fell, before single pivots take over (Júdice–Pires). A cycling run
+/// shows within a few tries that its count no longer falls.
+inline constexpr int kActiveSetBlockGrace = 3;
+
+/// Factorisations the block pivoting may spend from the cold start before
+/// the interior point takes over. On the 300-ball pit (docs/scaling.md,
+/// "Ball pits") 90 % of the LCPs settled within 9, a tail to 20; 12 leaves
+/// the rest (~10 %) to the interior point, which then costs less than the
+/// tail would.
+inline constexpr int kActiveSetBlockBudget = 12;
+
+/// Factorisations each crossover from an interior iterate may spend: from
+/// a near-optimal set the block pivoting settles in 1–3.
+inline constexpr int kActiveSetCrossoverBudget = 3;
+
+/// Interior-point iterations before giving up (the caller's pivoting then
+/// takes over). On the pits measured Mehrotra's method reached the
+/// crossover gap in 7–10 and a crossover succeeded within a few more; 40
+/// bounds a failing run at ~4× that.
+inline constexpr int kInteriorIterations = 40;
+
+/// Mean scaled complementarity z_i w_i / (zs_i ws_i) below which an
+/// interior iterate is first tried as a crossover start, and the factor
+/// by which it must fall before the next try. At 1e-6 every row's larger
+/// side is ≳ 1e-3 of its scale where the other is ≲ 1e-3, so the set
+/// {z_i/zs_i ≥ w_i/ws_i} is the solution's except for nearly degenerate
+/// rows, which the block pivoting settles; each try costs up to
+/// kActiveSetCrossoverBudget factorisations, so a try per iteration would
+/// cost more than the iterations.
+inline constexpr double kInteriorCrossoverGap = 1e-6;
+inline constexpr double kInteriorCrossoverStep = 1e-2;
+
+/// Fraction of the step to the boundary an interior step takes: the usual
+/// 0.99 keeps iterates off the boundary by 1 % of the step, so the Newton
+/// systems' diagonals w/z stay finite.
+inline constexpr double kInteriorBoundaryFraction = 0.99;
+
+/// Hysteresis of the active-set decisions, in the data's units (z_i/zs_i,
+/// w_i/ws_i): a row leaves A only when its impulse is below −this, a row
+/// outside joins only when it approaches faster than this. Three orders
+/// below the 1e-9 residual the result is accepted by (so a row it leaves
+/// undecided cannot fail the check), well above the rounding of the refined
+/// solves (~1e-15 relative), which would otherwise toggle rows at z ≈ 0,
+/// w ≈ 0 between iterations. The same size as box_qp.h's decision tolerance.
+inline constexpr double kActiveSetDecisionTolerance = 1e-12;
+
+struct ActiveSetStats {
+  int factorizations = 0;       ///< sparse LDLᵀ factorisations in all
+  bool interior = false;        ///< step 1 did not settle alone
+  int interior_iterations = 0;  ///< interior-point iterations
+  bool solved = false;
+};
+
+/// Solves the LCP (W, q) (see above). W: k × k, symmetric PSD, column-major
+/// with both triangles stored; q, w_scale, z_scale: k each (scales > 0, as
+/// LemkeParameters'). Returns status kSolved with z ≥ 0 and w = W z + q
+/// passing scaled_violation ≤ residual_tolerance; otherwise kPivotLimit
+/// with the message saying how far it got (z, w unspecified). `stats`
+/// (optional) gets counts.
+LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& q, const Eigen::VectorXd& w_scale,
+                               const Eigen::VectorXd& z_scale, double residual_tolerance,
+                               ActiveSetStats* stats = nullptr);
+
+}  // namespace simpact::internal
