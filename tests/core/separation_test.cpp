@@ -2,6 +2,8 @@
 // W μ ≥ d and complementarity, shared by both Bullet adapters.
 #include "core/separation.h"
 
+#include <simpact_scenes/core_scenes.h>
+
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -133,6 +135,44 @@ TEST(Separation, ARowThePushClosesJoinsTheSparseSolve) {
   const Eigen::VectorXd mu = separation_impulses(sparse_w, depth);
   expect_lcp(W, depth, mu);
   EXPECT_GT(mu[1], 0.0);  // joined: the push closed it
+}
+
+/// A packed ball pit's overlaps (scenes::ball_pit: nearly dependent rows,
+/// a lattice locked by its walls; every third row overlapping by up to
+/// 1 mm, the rest open by up to 1 mm). Components above
+/// kDenseSeparationRows go to the plastic law's sparse LCP solver; its push
+/// must satisfy the LCP's own conditions, which characterise the least push
+/// (unique in the kinetic metric) — μ ≥ 0, every overlap cleared, no row
+/// pushed open that carries μ — to the solver's acceptance, 1e-9 of the
+/// largest depth per row. (The dense path — Lemke, then its active-set
+/// fallback — leaves up to 6e-6 of the depth overlapping on these pits.)
+TEST(Separation, PackedPitIsClearedByTheLeastPush) {
+  constexpr double kAcceptance = 1e-9;  // kSeparationConvergence: per row, relative to the largest depth
+  for (const std::uint64_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const simpact::ImpactProblem pit = simpact::scenes::ball_pit(4, 3, 0.0, 0.0, 1e-3, seed);
+    const Eigen::Index m = pit.normals.rows();
+    ASSERT_GT(m, simpact::internal::kDenseSeparationRows);
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    Eigen::VectorXd depth(m);
+    for (Eigen::Index r = 0; r < m; ++r) depth[r] = (r % 3 == 0 ? 1e-3 : -1e-3) * unit(rng);
+    const Eigen::MatrixXd J(pit.normals), inverse_mass(pit.inverse_mass);
+    Eigen::MatrixXd W = J * inverse_mass * J.transpose();
+    W = (0.5 * (W + W.transpose())).eval();
+    const Eigen::VectorXd mu = separation_impulses(simpact::SparseColMatrix(W.sparseView()), depth);
+    const Eigen::VectorXd left = W * mu - depth;  // how far each row is pushed open (< 0: overlap left)
+    const double largest = depth.maxCoeff();
+    for (Eigen::Index r = 0; r < m; ++r) {
+      EXPECT_GE(mu[r], 0.0) << "row " << r;
+      EXPECT_GE(left[r], -kAcceptance * largest) << "row " << r << " still overlaps";
+      EXPECT_LE(std::min(mu[r] * W(r, r), std::abs(left[r])), kAcceptance * largest)
+          << "row " << r << " pushed further than needed";
+    }
+    // The push the adapters apply is this μ's.
+    const Eigen::VectorXd push = separation_displacement(pit.normals, pit.inverse_mass, depth);
+    EXPECT_LE((push - inverse_mass * J.transpose() * mu).cwiseAbs().maxCoeff(), kAcceptance * largest);
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "core/separation.h"
 
+#include "core/active_set_lcp.h"
 #include "core/lcp.h"
 
 #include <Eigen/QR>
@@ -56,24 +57,24 @@ Eigen::VectorXd active_set_impulses(const Eigen::MatrixXd& W, const Eigen::Vecto
   return mu.cwiseMax(0.0);
 }
 
-// The active-set iteration on one large component of a sparse W, with
-// sparse LDLᵀ solves of the active rows: rows whose μ comes out negative
-// leave, rows of the component left overlapping join, until neither
-// happens (at most kSeparationIterations passes). For the W of a row of
-// touching bodies (an M-matrix) and positive depths the first solve is the
-// answer, in O(rows). Returns false when it does not settle or a solve is
-// not accurate (dependent rows: W_AA singular); the caller then uses the
-// dense LCP. `rows` are the component's rows in W, `mu` gets their μ.
+// The LCP (W, −d) on one large component of a sparse W by the sparse LCP
+// solver of the plastic law (active_set_lcp.h: block principal pivoting,
+// then an interior point, every try one sparse LDLᵀ; dependent rows
+// regularised), accepted at kSeparationConvergence in the units of the
+// largest depth (rows) and of that depth over W_rr (pushes). Returns false
+// when it finds no such solution; the caller then uses the dense LCP.
+// `rows` are the component's rows in W, `mu` gets their μ.
 bool sparse_active_set(const SparseColMatrix& W, const std::vector<Eigen::Index>& rows,
                        const Eigen::VectorXd& depth, double largest, Eigen::VectorXd& mu) {
   const Eigen::Index a = static_cast<Eigen::Index>(rows.size());
-  Eigen::VectorXd d(a);
-  for (Eigen::Index i = 0; i < a; ++i) d[i] = depth[rows[static_cast<size_t>(i)]];
+  Eigen::VectorXd q(a), w_scale = Eigen::VectorXd::Constant(a, largest), z_scale = w_scale;
   // W restricted to the component, in its local numbering.
   std::vector<Eigen::Triplet<double>> entries;
   for (Eigen::Index j = 0; j < a; ++j) {
     const Eigen::Index column = rows[static_cast<size_t>(j)];
+    q[j] = -depth[column];
     for (SparseColMatrix::InnerIterator it(W, column); it; ++it) {
+      if (it.row() == column) z_scale[j] = it.value() > 0.0 ? largest / it.value() : largest;
       const auto found = std::lower_bound(rows.begin(), rows.end(), it.row());
       if (found != rows.end() && *found == it.row())
         entries.emplace_back(static_cast<Eigen::Index>(found - rows.begin()), j, it.value());
@@ -81,49 +82,10 @@ bool sparse_active_set(const SparseColMatrix& W, const std::vector<Eigen::Index>
   }
   SparseColMatrix local(a, a);
   local.setFromTriplets(entries.begin(), entries.end());
-  std::vector<char> active(static_cast<size_t>(a), 1);
-  std::vector<Eigen::Index> set;
-  Eigen::VectorXd local_mu(a);
-  for (int pass = 0; pass < kSeparationIterations; ++pass) {
-    set.clear();
-    for (Eigen::Index i = 0; i < a; ++i)
-      if (active[static_cast<size_t>(i)]) set.push_back(i);
-    const Eigen::Index k = static_cast<Eigen::Index>(set.size());
-    entries.clear();
-    std::vector<Eigen::Index> place(static_cast<size_t>(a), -1);
-    for (Eigen::Index i = 0; i < k; ++i) place[static_cast<size_t>(set[static_cast<size_t>(i)])] = i;
-    for (Eigen::Index j = 0; j < k; ++j)
-      for (SparseColMatrix::InnerIterator it(local, set[static_cast<size_t>(j)]); it; ++it)
-        if (place[static_cast<size_t>(it.row())] >= 0) entries.emplace_back(place[static_cast<size_t>(it.row())], j, it.value());
-    SparseColMatrix wa(k, k);
-    wa.setFromTriplets(entries.begin(), entries.end());
-    Eigen::VectorXd da(k);
-    for (Eigen::Index i = 0; i < k; ++i) da[i] = d[set[static_cast<size_t>(i)]];
-    Eigen::SimplicialLDLT<SparseColMatrix> factor(wa);
-    if (factor.info() != Eigen::Success) return false;
-    const Eigen::VectorXd ma = factor.solve(da);
-    if (!ma.allFinite() || !((wa * ma - da).cwiseAbs().maxCoeff() <= kSeparationConvergence * largest)) return false;
-    local_mu.setZero();
-    bool changed = false;
-    for (Eigen::Index i = 0; i < k; ++i) {
-      local_mu[set[static_cast<size_t>(i)]] = ma[i];
-      if (ma[i] < 0.0) {
-        active[static_cast<size_t>(set[static_cast<size_t>(i)])] = 0;
-        changed = true;
-      }
-    }
-    if (changed) continue;
-    const Eigen::VectorXd left = d - local * local_mu;
-    for (Eigen::Index i = 0; i < a; ++i)
-      if (!active[static_cast<size_t>(i)] && left[i] > kSeparationConvergence * largest) {
-        active[static_cast<size_t>(i)] = 1;
-        changed = true;
-      }
-    if (changed) continue;
-    for (Eigen::Index i = 0; i < a; ++i) mu[rows[static_cast<size_t>(i)]] = local_mu[i];
-    return true;
-  }
-  return false;
+  const LcpResult lcp = solve_lcp_active_set(local, q, w_scale, z_scale, kSeparationConvergence);
+  if (lcp.status != LcpStatus::kSolved) return false;
+  for (Eigen::Index i = 0; i < a; ++i) mu[rows[static_cast<size_t>(i)]] = lcp.z[i];
+  return true;
 }
 
 }  // namespace

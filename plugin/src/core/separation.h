@@ -44,11 +44,14 @@ Eigen::VectorXd separation_impulses(const Eigen::MatrixXd& W, const Eigen::Vecto
 
 /// Components of the sparse separation_impulses up to this many rows are
 /// solved densely (Lemke, as separation_impulses on a dense W); larger ones
-/// by an active-set iteration with sparse LDLᵀ solves, falling back to the
-/// dense LCP when it does not settle. Lemke costs ~m³ (a touching chain of
-/// 1000 balls with rounding-level overlaps at every contact: 1.5 s); the
-/// sparse solve of a chain's tridiagonal W costs O(m). 64 rows keep every
-/// cluster of a few bodies on the reference path (Lemke on 64 rows: ~0.3 ms).
+/// by the plastic law's sparse LCP solver (active_set_lcp.h: block
+/// principal pivoting, then an interior point, one sparse LDLᵀ per try),
+/// falling back to the dense LCP when it finds no solution. Lemke costs
+/// ~m³ (a touching chain of 1000 balls with rounding-level overlaps at every
+/// contact: 1.5 s); the sparse solve of a chain's tridiagonal W costs O(m),
+/// and a packed pit's dependent rows no longer send it to Lemke
+/// (docs/scaling.md, "Ball pits"). 64 rows keep every cluster of a few
+/// bodies on the reference path (Lemke on 64 rows: ~0.3 ms).
 inline constexpr Eigen::Index kDenseSeparationRows = 64;
 
 /// μ of the same LCP for a sparse W (symmetric PSD), solved only where it
