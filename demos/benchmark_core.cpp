@@ -184,5 +184,47 @@ int main(int argc, char** argv) {
     all_correct = all_correct && stops;
     std::printf("%8d %10d %14.1f %14.1f %8s\n", boxes, problem.contacts(), us[0], us[1], stops ? "yes" : "NO");
   }
+
+  // The plastic LCP of a packed ball pit (scenes::ball_pit: a lattice
+  // filling a box, every contact approaching at the mid-step share of
+  // gravity, centres moved by up to 1 mm so the rows are nearly dependent —
+  // the LCPs of docs/scaling.md, "Ball pits") by box pivoting and by the
+  // sparse active-set solver, one run each (box pivoting only up to 216
+  // balls: it takes seconds above). "solved": passed the 1e-9 residual;
+  // "agree": both solved and their velocities agree to 1e-7 of the speed.
+  std::printf("\nplastic LCP, packed ball pit, ms per resolution, one run each (box pivoting / sparse active set):\n"
+              "%8s %10s %12s %8s %12s %8s %8s\n",
+              "balls", "contacts", "box ms", "solved", "active ms", "solved", "agree");
+  std::vector<int> pits = {3, 4, 5, 6, 8, 10};
+  if (quick) pits = {3, 4};
+  for (const int side : pits) {
+    const simpact::ImpactProblem problem = simpact::scenes::ball_pit(side, side, 0.08, 0.05, 1e-3, 1);
+    const auto timed = [&](simpact::PlasticSolver which, double& ms) {
+      simpact::PropagativeParameters parameters = hot;
+      parameters.plastic_solver = which;
+      const auto start = std::chrono::steady_clock::now();
+      simpact::ImpactResult result = simpact::resolve_plastic(problem, parameters);
+      ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      return result;
+    };
+    double box_ms = 0.0, active_ms = 0.0;
+    const bool with_box = side <= 6;
+    const simpact::ImpactResult by_box = with_box ? timed(simpact::PlasticSolver::kBoxPivoting, box_ms)
+                                                  : simpact::ImpactResult{};
+    const simpact::ImpactResult by_active = timed(simpact::PlasticSolver::kActiveSet, active_ms);
+    const bool box_ok = with_box && by_box.status == simpact::Status::kSuccess;
+    const bool active_ok = by_active.status == simpact::Status::kSuccess;
+    const double speed = problem.velocity.cwiseAbs().maxCoeff();
+    const bool agree = box_ok && active_ok &&
+                       (by_box.outcomes[0].velocity - by_active.outcomes[0].velocity).cwiseAbs().maxCoeff() <=
+                           1e-7 * speed;
+    if (with_box)
+      std::printf("%8d %10d %12.1f %8s %12.1f %8s %8s\n", side * side * side, problem.contacts(), box_ms,
+                  box_ok ? "yes" : "no", active_ms, active_ok ? "yes" : "no", box_ok && active_ok ? (agree ? "yes" : "NO") : "-");
+    else
+      std::printf("%8d %10d %12s %8s %12.1f %8s %8s\n", side * side * side, problem.contacts(), "-", "-", active_ms,
+                  active_ok ? "yes" : "no", "-");
+    all_correct = all_correct && (!(box_ok && active_ok) || agree);
+  }
   return all_correct ? 0 : 1;
 }

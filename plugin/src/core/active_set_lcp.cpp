@@ -60,6 +60,12 @@ class Factor {
   }
 
   Eigen::VectorXd solve(const Eigen::VectorXd& rhs) const { return factor_.solve(rhs); }
+  // Σ_j c_j², c_j the non-zeros of column j of L: the multiply-adds of one
+  // numeric factorisation, from the symbolic analysis.
+  double flops() const {
+    const Eigen::VectorXd counts = factor_.column_counts().cast<double>();
+    return counts.squaredNorm();
+  }
   const std::vector<char>& set() const { return set_; }
   int factorizations() const { return factorizations_; }
 
@@ -74,7 +80,11 @@ class Factor {
   const SparseColMatrix& w_;
   SparseColMatrix pattern_, system_;
   Eigen::VectorXd diagonal_;
-  Eigen::SimplicialLDLT<SparseColMatrix, Eigen::Lower, Eigen::AMDOrdering<int>> factor_;
+  // SimplicialLDLT, with its symbolic column counts readable.
+  struct Ldlt : Eigen::SimplicialLDLT<SparseColMatrix, Eigen::Lower, Eigen::AMDOrdering<int>> {
+    const Eigen::VectorXi& column_counts() const { return m_nonZerosPerCol; }
+  };
+  Ldlt factor_;
   std::vector<char> set_;
   bool factored_ = false;
   int factorizations_ = 0;
@@ -164,7 +174,8 @@ double violation_of(const Problem& p, Eigen::VectorXd& z, Eigen::VectorXd& w, Ei
 }  // namespace
 
 LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& q, const Eigen::VectorXd& w_scale,
-                               const Eigen::VectorXd& z_scale, double residual_tolerance, ActiveSetStats* stats) {
+                               const Eigen::VectorXd& z_scale, double residual_tolerance, ActiveSetStats* stats,
+                               double max_flop_ratio) {
   const Eigen::Index k = q.size();
   LcpResult lcp;
   lcp.z = Eigen::VectorXd::Zero(k);
@@ -192,6 +203,16 @@ LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& 
     return lcp;
   };
   if (k == 0) return finish(true);
+  counts.factor_flops = factor.flops();
+  const double cube = static_cast<double>(k) * static_cast<double>(k) * static_cast<double>(k);
+  if (max_flop_ratio > 0.0 && counts.factor_flops > max_flop_ratio * cube) {
+    counts.skipped = true;
+    if (stats != nullptr) *stats = counts;
+    lcp.status = LcpStatus::kInaccurate;
+    lcp.message = "not tried: one factorisation of W's pattern costs " + short_number(counts.factor_flops) +
+                  " multiply-adds, above " + short_number(max_flop_ratio) + " k³";
+    return lcp;
+  }
 
   // 1. Block principal pivoting from every row not separating (touching
   //    rows at rest included: a struck row of touching bodies settles in one

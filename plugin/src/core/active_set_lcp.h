@@ -138,7 +138,25 @@ inline constexpr double kInteriorBoundaryFraction = 0.99;
 /// w ≈ 0 between iterations. The same size as box_qp.h's decision tolerance.
 inline constexpr double kActiveSetDecisionTolerance = 1e-12;
 
+/// The solver is for W whose LDLᵀ stays sparse: every try factorises a
+/// k × k matrix of W's pattern. Where that factor fills in — a landing pile
+/// of boxes (every contact of a box couples with every other, 60 per
+/// column), a joint group lying on the ground (W dense through M⁻¹_G) — box
+/// pivoting's O(|C|²) per pivot is cheaper. The plastic law asks the solver
+/// to run only when one factorisation costs at most this × k³ multiply-adds
+/// (Σ c_j² over the columns of L, from the symbolic analysis; its
+/// max_flop_ratio), box pivoting taking the rest. Measured per LCP (docs/scaling.md, "Ball pits"):
+/// break-even near 2.5e-3 (a 201-contact pile at 2.4e-3: 2.7 against 2.5 ms;
+/// an 87-contact pit at 3.4e-3: 0.8 against 0.9 ms); packed pits of 635–900
+/// contacts 2e-4–9e-4 (3–9 ms against 47–160 ms); a 165-contact pile 4.5e-3
+/// (5.6 against 1.5 ms); the 2000-contact landing of 125 boxes 5.4e-3
+/// (110–150 against 10–50 ms); a 100-link rope on the ground ~0.3 (0.9 s
+/// against 83 ms for its worst frame).
+inline constexpr double kActiveSetFlopRatio = 2e-3;
+
 struct ActiveSetStats {
+  double factor_flops = 0.0;    ///< multiply-adds of one factorisation (symbolic estimate)
+  bool skipped = false;         ///< not tried: factor_flops > max_flop_ratio k³
   int factorizations = 0;       ///< sparse LDLᵀ factorisations in all
   bool interior = false;        ///< step 1 did not settle alone
   int interior_iterations = 0;  ///< interior-point iterations
@@ -149,10 +167,12 @@ struct ActiveSetStats {
 /// with both triangles stored; q, w_scale, z_scale: k each (scales > 0, as
 /// LemkeParameters'). Returns status kSolved with z ≥ 0 and w = W z + q
 /// passing scaled_violation ≤ residual_tolerance; otherwise kPivotLimit
-/// with the message saying how far it got (z, w unspecified). `stats`
-/// (optional) gets counts.
+/// with the message saying how far it got (z, w unspecified). With
+/// max_flop_ratio > 0 it returns kInaccurate without trying when one
+/// factorisation would cost more than max_flop_ratio × k³ multiply-adds
+/// (message and stats say so). `stats` (optional) gets counts.
 LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& q, const Eigen::VectorXd& w_scale,
                                const Eigen::VectorXd& z_scale, double residual_tolerance,
-                               ActiveSetStats* stats = nullptr);
+                               ActiveSetStats* stats = nullptr, double max_flop_ratio = 0.0);
 
 }  // namespace simpact::internal

@@ -718,9 +718,11 @@ class Resolution {
     const PlasticSolver solver = params_.plastic_solver;
     if (solver == PlasticSolver::kLemke || (solver == PlasticSolver::kAutomatic && k <= kDensePlasticContacts))
       lcp = plastic_by_lemke(active, q, lemke);
-    if (solver == PlasticSolver::kActiveSet || (solver == PlasticSolver::kAutomatic && k > kDensePlasticContacts))
+    if (solver == PlasticSolver::kActiveSet || (solver == PlasticSolver::kAutomatic && k > kDensePlasticContacts)) {
       lcp = internal::solve_lcp_active_set(active_w_sparse(active), q, lemke.w_scale, lemke.z_scale,
-                                           lemke.residual_tolerance);
+                                           lemke.residual_tolerance, nullptr,
+                                           solver == PlasticSolver::kAutomatic ? internal::kActiveSetFlopRatio : 0.0);
+    }
     if (solver != PlasticSolver::kLemke && solver != PlasticSolver::kActiveSet &&
         lcp.status != internal::LcpStatus::kSolved && lcp.status != internal::LcpStatus::kRayTermination) {
       internal::LcpResult boxed = plastic_by_box_pivoting(active, q, lemke);

@@ -82,7 +82,8 @@ bool sparse_active_set(const SparseColMatrix& W, const std::vector<Eigen::Index>
   }
   SparseColMatrix local(a, a);
   local.setFromTriplets(entries.begin(), entries.end());
-  const LcpResult lcp = solve_lcp_active_set(local, q, w_scale, z_scale, kSeparationConvergence);
+  const LcpResult lcp =
+      solve_lcp_active_set(local, q, w_scale, z_scale, kSeparationConvergence, nullptr, kSparseSeparationFlopRatio);
   if (lcp.status != LcpStatus::kSolved) return false;
   for (Eigen::Index i = 0; i < a; ++i) mu[rows[static_cast<size_t>(i)]] = lcp.z[i];
   return true;

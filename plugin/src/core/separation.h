@@ -54,6 +54,14 @@ Eigen::VectorXd separation_impulses(const Eigen::MatrixXd& W, const Eigen::Vecto
 /// bodies on the reference path (Lemke on 64 rows: ~0.3 ms).
 inline constexpr Eigen::Index kDenseSeparationRows = 64;
 
+/// A large component goes to the sparse solver only when one factorisation
+/// of its W costs at most this × m³ multiply-adds (active_set_lcp.h,
+/// max_flop_ratio): its alternative here is dense Lemke, ~m pivots of m²
+/// each, and the sparse solver takes up to ~30 tries. A joint group lying
+/// on the ground (W dense, ratio ~1/3) stays on Lemke; packed pits (2e-4 –
+/// 3e-3) and box piles (≤ 6e-3) take the sparse solver.
+inline constexpr double kSparseSeparationFlopRatio = 1.0 / 30.0;
+
 /// μ of the same LCP for a sparse W (symmetric PSD), solved only where it
 /// has to be: an active set S starts as the rows with d_r > 0 and splits
 /// into the connected components of W restricted to S; each component's
