@@ -18,7 +18,7 @@ namespace {
 // and the interior-point systems W + diag(h). D = diag(W).
 class Factor {
  public:
-  explicit Factor(const SparseColMatrix& w) : w_(w) {
+  explicit Factor(const SparseColMatrix& w) {
     const Eigen::Index k = w.cols();
     SparseColMatrix identity(k, k);
     identity.setIdentity();
@@ -77,7 +77,6 @@ class Factor {
     return factored_;
   }
 
-  const SparseColMatrix& w_;
   SparseColMatrix pattern_, system_;
   Eigen::VectorXd diagonal_;
   // SimplicialLDLT, with its symbolic column counts readable.
@@ -131,7 +130,8 @@ bool block_pivoting(const Problem& p, Factor& factor, std::vector<char>& active,
   const int limit = factor.factorizations() + budget;
   int best = static_cast<int>(k) + 1, grace = kActiveSetBlockGrace;
   while (true) {
-    if (!factor.factorize_active(active) || factor.factorizations() > limit) return false;
+    if (active != factor.set() && factor.factorizations() >= limit) return false;  // budget spent
+    if (!factor.factorize_active(active)) return false;
     if (!warm) z.setZero();
     solve_active(p, factor, z, w);
     if (!z.allFinite() || !w.allFinite()) return false;
