@@ -187,7 +187,6 @@ LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& 
   double violation = std::numeric_limits<double>::infinity();
   const auto finish = [&](bool solved) {
     counts.factorizations = factor.factorizations();
-    counts.solved = solved;
     lcp.pivots = counts.factorizations;
     if (stats != nullptr) *stats = counts;
     if (solved) {

@@ -160,7 +160,6 @@ struct ActiveSetStats {
   int factorizations = 0;       ///< sparse LDLᵀ factorisations in all
   bool interior = false;        ///< step 1 did not settle alone
   int interior_iterations = 0;  ///< interior-point iterations
-  bool solved = false;
 };
 
 /// Solves the LCP (W, q) (see above). W: k × k, symmetric PSD, column-major

@@ -713,19 +713,20 @@ class Resolution {
       lemke.w_scale[a] = velocity;
       lemke.z_scale[a] = velocity / ws_.w_diag[i];
     }
+    const SparseColMatrix w_active = active_w(active);
     internal::LcpResult lcp;
     lcp.status = internal::LcpStatus::kInaccurate;
     const PlasticSolver solver = params_.plastic_solver;
     if (solver == PlasticSolver::kLemke || (solver == PlasticSolver::kAutomatic && k <= kDensePlasticContacts))
-      lcp = plastic_by_lemke(active, q, lemke);
+      lcp = plastic_by_lemke(w_active, q, lemke);
     if (solver == PlasticSolver::kActiveSet || (solver == PlasticSolver::kAutomatic && k > kDensePlasticContacts)) {
-      lcp = internal::solve_lcp_active_set(active_w_sparse(active), q, lemke.w_scale, lemke.z_scale,
-                                           lemke.residual_tolerance, nullptr,
+      lcp = internal::solve_lcp_active_set(w_active, q, lemke.w_scale, lemke.z_scale, lemke.residual_tolerance,
+                                           nullptr,
                                            solver == PlasticSolver::kAutomatic ? internal::kActiveSetFlopRatio : 0.0);
     }
     if (solver != PlasticSolver::kLemke && solver != PlasticSolver::kActiveSet &&
         lcp.status != internal::LcpStatus::kSolved && lcp.status != internal::LcpStatus::kRayTermination) {
-      internal::LcpResult boxed = plastic_by_box_pivoting(active, q, lemke);
+      internal::LcpResult boxed = plastic_by_box_pivoting(active, w_active, q, lemke);
       if (boxed.status == internal::LcpStatus::kSolved || lcp.message.empty()) {
         lcp = std::move(boxed);
       } else {
@@ -749,24 +750,9 @@ class Resolution {
     return true;
   }
 
-  // W_active: the contact space's W on the `active` contacts, dense.
-  Eigen::MatrixXd active_w(const std::vector<int>& active) const {
-    const int k = static_cast<int>(active.size());
-    std::vector<int> position(static_cast<size_t>(m_), -1);
-    for (int a = 0; a < k; ++a) position[static_cast<size_t>(active[static_cast<size_t>(a)])] = a;
-    const internal::SparseColumns& w = space_.w();
-    Eigen::MatrixXd out = Eigen::MatrixXd::Zero(k, k);
-    for (int a = 0; a < k; ++a) {
-      const int i = active[static_cast<size_t>(a)];
-      for (int e = w.begin(i); e < w.end(i); ++e)
-        if (const int b = position[static_cast<size_t>(w.index[e])]; b >= 0) out(b, a) = w.value[e];
-    }
-    return out;
-  }
-
-  // W_active: the contact space's W on the `active` contacts, sparse (both
-  // triangles, column-major).
-  SparseColMatrix active_w_sparse(const std::vector<int>& active) const {
+  // W_active: the contact space's W on the `active` contacts (both
+  // triangles, column-major), shared by the three plastic solvers.
+  SparseColMatrix active_w(const std::vector<int>& active) const {
     const int k = static_cast<int>(active.size());
     std::vector<int> position(static_cast<size_t>(m_), -1);
     for (int a = 0; a < k; ++a) position[static_cast<size_t>(active[static_cast<size_t>(a)])] = a;
@@ -782,11 +768,11 @@ class Resolution {
     return out;
   }
 
-  // The plastic LCP on the `active` contacts by dense Lemke (solve_psd_lcp),
+  // The plastic LCP on W_active by dense Lemke (solve_psd_lcp),
   // once more in g-normalized units if that fails short of a ray.
-  internal::LcpResult plastic_by_lemke(const std::vector<int>& active, const Eigen::VectorXd& q,
+  internal::LcpResult plastic_by_lemke(const SparseColMatrix& w_active, const Eigen::VectorXd& q,
                                        const internal::LemkeParameters& lemke) const {
-    const Eigen::MatrixXd w = active_w(active);
+    const Eigen::MatrixXd w(w_active);
     internal::LcpResult lcp = internal::solve_psd_lcp(w, q, lemke);
     if (lcp.status != internal::LcpStatus::kSolved) {
       // Once more in g-normalized units, D W D with D = diag(1/√W_ii) (unit
@@ -817,7 +803,8 @@ class Resolution {
   // joint group's block of M⁻¹ gives it W_active instead: set_contact_rows).
   // The result passes the same residual check as Lemke's, against the contact
   // space's W.
-  internal::LcpResult plastic_by_box_pivoting(const std::vector<int>& active, const Eigen::VectorXd& q,
+  internal::LcpResult plastic_by_box_pivoting(const std::vector<int>& active, const SparseColMatrix& w_active,
+                                              const Eigen::VectorXd& q,
                                               const internal::LemkeParameters& lemke) const {
     const int k = static_cast<int>(active.size());
     internal::LcpResult lcp;
@@ -828,7 +815,7 @@ class Resolution {
     SparseRowMatrix rows(k, p_.normals.cols());
     rows.setFromTriplets(entries.begin(), entries.end());
     internal::BoxQp qp;
-    internal::set_contact_rows(qp, rows, p_.inverse_mass, [&] { return active_w(active); });
+    internal::set_contact_rows(qp, rows, p_.inverse_mass, [&] { return Eigen::MatrixXd(w_active); });
     const Eigen::VectorXd lo = Eigen::VectorXd::Zero(k);
     const Eigen::VectorXd hi = Eigen::VectorXd::Constant(k, std::numeric_limits<double>::infinity());
     // The pivoting's own verdict is not the acceptance: on piles it can end
@@ -842,15 +829,8 @@ class Resolution {
     lcp.pivots = qp.steps();
     lcp.z = qp.x().cwiseMax(0.0);
     // w = W z + q over the active rows, W the contact space's.
-    std::vector<int> position(static_cast<size_t>(m_), -1);
-    for (int a = 0; a < k; ++a) position[static_cast<size_t>(active[static_cast<size_t>(a)])] = a;
     lcp.w = q;
-    const internal::SparseColumns& w = space_.w();
-    for (int a = 0; a < k; ++a) {
-      const int i = active[static_cast<size_t>(a)];
-      for (int e = w.begin(i); e < w.end(i); ++e)
-        if (const int b = position[static_cast<size_t>(w.index[e])]; b >= 0) lcp.w[b] += w.value[e] * lcp.z[a];
-    }
+    lcp.w.noalias() += w_active * lcp.z;
     Eigen::Index where = 0;
     const double violation = internal::scaled_violation(lcp.z, lcp.w, lemke.w_scale, lemke.z_scale, &where);
     if (!(violation <= lemke.residual_tolerance)) {
