@@ -220,6 +220,49 @@ TEST(ActiveSetLcp, AutomaticChainSolvesWhatBoxPivotingSolves) {
   }
 }
 
+/// The polish (step 3) on its own: from a solution of a packed pit's LCP
+/// disturbed by 1e-8 of each row's impulse scale (so the residual check
+/// fails), its sweeps keep z ≥ 0 and w = W z + q and bring the residual
+/// back within the tolerance.
+TEST(ActiveSetLcp, PolishTakesADisturbedSolutionBackWithinTheResidual) {
+  const ImpactProblem problem = scenes::ball_pit(5, 3, 0.08, 0.05, 1e-2, 3);
+  const Lcp lcp = plastic_lcp(problem);
+  const LcpResult exact = solve(lcp);
+  ASSERT_EQ(exact.status, LcpStatus::kSolved) << exact.message;
+  scenes::Random rng(20261128);
+  Eigen::VectorXd z = exact.z;
+  for (Eigen::Index i = 0; i < z.size(); ++i)
+    z[i] = std::max(0.0, z[i] + 1e-8 * lcp.z_scale[i] * rng.uniform(-1.0, 1.0));
+  Eigen::VectorXd w = lcp.w * z + lcp.q;
+  ASSERT_GT(internal::scaled_violation(z, w, lcp.w_scale, lcp.z_scale), 3 * kResidual);
+  internal::polish_lcp(lcp.w, z, w);
+  EXPECT_GE(z.minCoeff(), 0.0);
+  const Eigen::VectorXd direct = lcp.w * z + lcp.q;
+  EXPECT_LE((w - direct).cwiseQuotient(lcp.w_scale).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LE(internal::scaled_violation(z, w, lcp.w_scale, lcp.z_scale), kResidual);
+}
+
+/// A packed pit whose contact rows are rounded to single precision, as
+/// single-precision Bullet gives them: rows dependent only up to ~1e-7, on
+/// which the interior point's iterates stall just above the residual. The
+/// polish solves it, and the result is the plastic projection.
+TEST(ActiveSetLcp, PitWithSinglePrecisionRowsIsSolvedByThePolish) {
+  ImpactProblem problem = scenes::ball_pit(8, 5, 0.08, 0.05, 1e-2, 2);
+  for (Eigen::Index i = 0; i < problem.normals.outerSize(); ++i)
+    for (SparseRowMatrix::InnerIterator it(problem.normals, i); it; ++it)
+      it.valueRef() = static_cast<double>(static_cast<float>(it.value()));
+  for (Eigen::Index i = 0; i < problem.velocity.size(); ++i)
+    problem.velocity[i] = static_cast<double>(static_cast<float>(problem.velocity[i]));
+  const Lcp lcp = plastic_lcp(problem);
+  ActiveSetStats stats;
+  const LcpResult result = solve(lcp, &stats);
+  ASSERT_EQ(result.status, LcpStatus::kSolved) << result.message;
+  EXPECT_TRUE(stats.polished);
+  PropagativeParameters active;
+  active.plastic_solver = PlasticSolver::kActiveSet;
+  ExpectPlasticProjection(problem, resolve_plastic(problem, active), kOutcomeTolerance);
+}
+
 TEST(ActiveSetLcp, IsDeterministic) {
   const ImpactProblem problem = scenes::ball_pit(5, 4, 0.08, 0.05, 1e-4, 7);
   const Lcp lcp = plastic_lcp(problem);

@@ -173,6 +173,20 @@ double violation_of(const Problem& p, Eigen::VectorXd& z, Eigen::VectorXd& w, Ei
 
 }  // namespace
 
+void polish_lcp(const SparseColMatrix& w_matrix, Eigen::VectorXd& z, Eigen::VectorXd& w) {
+  const Eigen::Index k = z.size();
+  const Eigen::VectorXd diagonal = w_matrix.diagonal();
+  for (int sweep = 0; sweep < kActiveSetPolishSweeps; ++sweep) {
+    for (Eigen::Index i = 0; i < k; ++i) {
+      if (!(diagonal[i] > 0.0)) continue;  // no impulse of row i moves its own w
+      const double change = std::max(z[i] - w[i] / diagonal[i], 0.0) - z[i];
+      if (change == 0.0) continue;
+      z[i] += change;
+      for (SparseColMatrix::InnerIterator it(w_matrix, i); it; ++it) w[it.row()] += change * it.value();
+    }
+  }
+}
+
 LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& q, const Eigen::VectorXd& w_scale,
                                const Eigen::VectorXd& z_scale, double residual_tolerance, ActiveSetStats* stats,
                                double max_flop_ratio) {
@@ -240,6 +254,25 @@ LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& 
     return alpha;
   };
   double crossover_gap = kInteriorCrossoverGap;
+  // Step 3 from a copy of `start` (z ≥ 0 with its w): true, with lcp's
+  // z and w set, when the polished point passes the residual check.
+  double best_violation = std::numeric_limits<double>::infinity();
+  Eigen::VectorXd best_z, polished_z, polished_w;
+  const auto polished = [&](const Eigen::VectorXd& start, const Eigen::VectorXd& start_w) {
+    ++counts.polishes;
+    polished_z = start;
+    polished_w = start_w;
+    polish_lcp(w, polished_z, polished_w);
+    Eigen::Index at = 0;
+    const double result = violation_of(p, polished_z, polished_w, &at);
+    if (!(result <= residual_tolerance)) return false;
+    lcp.z = polished_z;
+    lcp.w = polished_w;
+    violation = result;
+    where = at;
+    counts.polished = true;
+    return true;
+  };
   for (int iteration = 0; iteration < kInteriorIterations; ++iteration) {
     residual.noalias() = w * z;
     residual += q - s;  // W z + q − s
@@ -249,6 +282,11 @@ LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& 
     lcp.z = z;
     violation = violation_of(p, lcp.z, lcp.w, &where);
     if (violation <= residual_tolerance) return finish(true);
+    if (violation < best_violation) {
+      best_violation = violation;
+      best_z = lcp.z;
+    }
+    if (violation <= kActiveSetPolishWindow * residual_tolerance && polished(lcp.z, lcp.w)) return finish(true);
     // A crossover from the iterate, each time the gap has fallen 100× more.
     if (gap <= crossover_gap) {
       crossover_gap = kInteriorCrossoverStep * gap;
@@ -279,6 +317,11 @@ LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& 
     s += alpha * ds;
     ++counts.interior_iterations;
     if (!z.allFinite() || !s.allFinite()) break;
+  }
+  if (best_z.size() == k) {
+    Eigen::VectorXd best_w;
+    violation_of(p, best_z, best_w, nullptr);
+    if (polished(best_z, best_w)) return finish(true);
   }
   return finish(false);
 }
