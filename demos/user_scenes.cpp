@@ -1,4 +1,4 @@
-// Two scenes written the way a Bullet user writes them (plain Bullet API,
+// Three scenes written the way a Bullet user writes them (plain Bullet API,
 // simpact swapped in with two lines), which found costs that the shared
 // scenes did not: stock SI next to simpact, per-frame time, peak memory,
 // impacts, fallbacks and energy gains. Figures: docs/scaling.md, "Joint
@@ -11,8 +11,16 @@
 //         dense over 6N DOFs.
 //   pit   N balls (radius 0.1 m, 0.2 kg, R = 0.5, μ = 0.5) dropped in layers
 //         of 8 × 8 into a 2 × 2 m box of static walls; they pile and jitter.
+//   mixed N bodies placed by a loop in layers of 10 × 10 over a 2.4 × 2.4 m
+//         walled pit: every third a sphere of radius 0.06–0.11 m, a box
+//         (0.14 × 0.10 × 0.12 m) or a capsule (radius 0.05, height 0.1 m),
+//         masses 0.1–0.4 kg, R 0.3–0.7, μ 0.3–0.8 (a fixed pseudo-random
+//         sequence); a chain of 10 balls (radius 0.1 m, 0.5 kg) on
+//         btConeTwistConstraints hangs from a static anchor 3 m up and swings
+//         into them. Found the single-precision cost of docs/scaling.md,
+//         "Ball pits".
 //
-// Usage: user_scenes [--scene rope|pit] [--size N] [--law NAME|stock]
+// Usage: user_scenes [--scene rope|pit|mixed] [--size N] [--law NAME|stock]
 //                    [--frames F] [--quick: 40 frames]
 // 60 Hz, one substep per frame (a game's setting). Each run is one process:
 // peak memory is the process's (getrusage). Exit status 1 if a state went
@@ -27,6 +35,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -165,6 +174,55 @@ void build_pit(Scene& scene, int balls) {
   }
 }
 
+// A fixed sequence in [0, 1) (SplitMix64): the same scene on every platform,
+// where <random>'s distributions are implementation-defined.
+class Sequence {
+ public:
+  double next() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return double((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+  }
+
+ private:
+  std::uint64_t state_ = 7;
+};
+
+void build_mixed(Scene& scene, int bodies) {
+  const double half = 1.2;  // half width of the pit [m]
+  scene.add(scene.shape(std::make_unique<btBoxShape>(vec(half + 0.2, 0.1, half + 0.2))), 0, vec(0, -0.1, 0), 0.6,
+            0.6);
+  btCollisionShape* side_x = scene.shape(std::make_unique<btBoxShape>(vec(0.1, 1.0, half + 0.2)));
+  btCollisionShape* side_z = scene.shape(std::make_unique<btBoxShape>(vec(half + 0.2, 1.0, 0.1)));
+  for (const double sign : {1.0, -1.0}) {
+    scene.add(side_x, 0, vec(sign * (half + 0.1), 1.0, 0), 0.6, 0.6);
+    scene.add(side_z, 0, vec(0, 1.0, sign * (half + 0.1)), 0.6, 0.6);
+  }
+  btCollisionShape* box = scene.shape(std::make_unique<btBoxShape>(vec(0.07, 0.05, 0.06)));
+  btCollisionShape* capsule = scene.shape(std::make_unique<btCapsuleShape>(btScalar(0.05), btScalar(0.1)));
+  Sequence random;
+  constexpr int kPerRow = 10;
+  const double pitch = 2 * half / kPerRow;
+  for (int i = 0; i < bodies; ++i) {
+    const double x = -half + pitch * (0.5 + i % kPerRow), z = -half + pitch * (0.5 + (i / kPerRow) % kPerRow);
+    const double y = 0.3 + 0.3 * (i / (kPerRow * kPerRow)) + 0.02 * random.next();
+    btCollisionShape* shape = i % 3 == 1 ? box : i % 3 == 2 ? capsule : nullptr;
+    if (shape == nullptr) shape = scene.shape(std::make_unique<btSphereShape>(btScalar(0.06 + 0.05 * random.next())));
+    const double mass = 0.1 + 0.3 * random.next(), restitution = 0.3 + 0.4 * random.next();
+    scene.add(shape, mass, vec(x, y, z), restitution, 0.3 + 0.5 * random.next());
+  }
+  btRigidBody* previous = scene.add(scene.shape(std::make_unique<btSphereShape>(btScalar(0.05))), 0,
+                                    vec(0.3, 3.0, 0.2), 0.5, 0.5);
+  btCollisionShape* link = scene.shape(std::make_unique<btSphereShape>(btScalar(0.1)));
+  for (int i = 0; i < 10; ++i) {
+    btRigidBody* body = scene.add(link, 0.5, vec(0.3 + 0.22 * (i + 1), 3.0, 0.2), 0.5, 0.5);
+    scene.join(std::make_unique<btConeTwistConstraint>(*previous, *body, btTransform(btQuaternion::getIdentity(), vec(0.11, 0, 0)),
+                                                       btTransform(btQuaternion::getIdentity(), vec(-0.11, 0, 0))));
+    previous = body;
+  }
+}
+
 int parse_int(const char* text, const char* what) {
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
@@ -191,12 +249,13 @@ int main(int argc, char** argv) {
       else if (a == "--quick") options.frames = 40;  // the rope's ball lands in frame ~23
       else throw std::invalid_argument("unknown argument '" + a + "'");
     }
-    if (options.scene != "rope" && options.scene != "pit")
-      throw std::invalid_argument("--scene must be rope or pit, got '" + options.scene + "'");
+    if (options.scene != "rope" && options.scene != "pit" && options.scene != "mixed")
+      throw std::invalid_argument("--scene must be rope, pit or mixed, got '" + options.scene + "'");
     Tally tally;
     Scene scene(options, tally);
     if (options.scene == "rope") build_rope(scene, options.size);
-    else build_pit(scene, options.size);
+    else if (options.scene == "pit") build_pit(scene, options.size);
+    else build_mixed(scene, options.size);
     double total = 0.0, worst = 0.0;
     for (int f = 0; f < options.frames; ++f) {
       const Clock::time_point start = Clock::now();
