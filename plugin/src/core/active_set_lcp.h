@@ -2,8 +2,9 @@
 //     find z ≥ 0 with w = W z + q ≥ 0 and zᵀ w = 0,   W sparse (k × k),
 // the form of an impact's plastic LCP (W = J M⁻¹ Jᵀ, q = u⁻ = J v⁻ + b) and
 // of the separation push (core/separation.h). Every try costs one sparse
-// LDLᵀ of a k × k matrix with W's pattern (Eigen's SimplicialLDLT, AMD
-// ordering analysed once), never a dense factor: on the contact LCPs of
+// LDLᵀ of a k × k matrix with W's pattern (Eigen's SimplicialLDLT; ordered
+// once by AMD and kept permuted, so a try only rewrites values), never a
+// dense factor: on the contact LCPs of
 // piles and packings, where most rows clamp, it settles in a handful of
 // factorisations where Cottle–Dantzig pivoting (box_qp.h) makes one drive
 // per clamped row, each O(|C|²) on a dense factor (docs/scaling.md, "Ball
