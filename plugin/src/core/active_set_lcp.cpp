@@ -20,8 +20,9 @@ namespace {
 // order on it, so a factorisation rewrites values in place and permutes
 // nothing (Eigen's own ordering would permute the whole matrix again before
 // every factorisation: 8–11 % of a ball pit's frame). The ordering is the
-// one SimplicialLDLT computes itself (AMD on the symmetric pattern), so
-// the factors are the same.
+// one SimplicialLDLT computes itself (AMD on the symmetric pattern), so the
+// fill is the same; the values agree up to rounding (Eigen's permuted copy
+// ordered each column's entries differently, and so the sums).
 class Factor {
  public:
   explicit Factor(const SparseColMatrix& w) {
