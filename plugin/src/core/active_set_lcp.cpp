@@ -43,25 +43,36 @@ class Factor {
       ordering(full, inverse);
     }
     permutation_ = inverse.inverse();
-    // P W Pᵀ's upper triangle from W's lower one; each entry remembers the
-    // (row, column) of W it came from.
+    // P W Pᵀ's upper triangle from W's lower one. Each entry is first given
+    // its index among W's lower entries as its value, to learn where
+    // setFromTriplets put it; then the row, column and value of W it came
+    // from are stored in system_'s entry order.
     std::vector<Eigen::Triplet<double>> entries;
+    std::vector<int> rows, cols;
+    std::vector<double> values;
     for (Eigen::Index j = 0; j < k; ++j)
       for (SparseColMatrix::InnerIterator it(pattern, j); it; ++it) {
         const Eigen::Index i = it.row();
         if (i < j) continue;
         const int pi = permutation_.indices()[i], pj = permutation_.indices()[j];
-        entries.emplace_back(std::min(pi, pj), std::max(pi, pj), static_cast<double>(source_row_.size()));
-        source_row_.push_back(static_cast<int>(i));
-        source_col_.push_back(static_cast<int>(j));
-        source_value_.push_back(it.value());
+        entries.emplace_back(std::min(pi, pj), std::max(pi, pj), static_cast<double>(rows.size()));
+        rows.push_back(static_cast<int>(i));
+        cols.push_back(static_cast<int>(j));
+        values.push_back(it.value());
       }
     system_.resize(k, k);
     system_.setFromTriplets(entries.begin(), entries.end());
     system_.makeCompressed();
-    order_.resize(static_cast<size_t>(system_.nonZeros()));
-    for (Eigen::Index e = 0; e < system_.nonZeros(); ++e)
-      order_[static_cast<size_t>(e)] = static_cast<int>(system_.valuePtr()[e]);
+    const size_t count = static_cast<size_t>(system_.nonZeros());
+    row_.resize(count);
+    col_.resize(count);
+    value_.resize(count);
+    for (size_t e = 0; e < count; ++e) {
+      const size_t source = static_cast<size_t>(system_.valuePtr()[e]);
+      row_[e] = rows[source];
+      col_[e] = cols[source];
+      value_[e] = values[source];
+    }
     factor_.analyzePattern(system_);
   }
 
@@ -70,14 +81,13 @@ class Factor {
     if (factored_ && in == set_) return true;
     set_ = in;
     double* values = system_.valuePtr();
-    for (size_t e = 0; e < order_.size(); ++e) {
-      const int source = order_[e];
-      const int i = source_row_[static_cast<size_t>(source)], j = source_col_[static_cast<size_t>(source)];
+    for (size_t e = 0; e < value_.size(); ++e) {
+      const int i = row_[e], j = col_[e];
       const bool in_j = in[static_cast<size_t>(j)] != 0;
       if (i == j)
         values[e] = in_j ? diagonal_[j] * (1.0 + kActiveSetRegularization) : diagonal_[j];
       else
-        values[e] = in_j && in[static_cast<size_t>(i)] ? source_value_[static_cast<size_t>(source)] : 0.0;
+        values[e] = in_j && in[static_cast<size_t>(i)] ? value_[e] : 0.0;
     }
     return factorize();
   }
@@ -86,11 +96,7 @@ class Factor {
   bool factorize_shifted(const Eigen::VectorXd& h) {
     set_.clear();
     double* values = system_.valuePtr();
-    for (size_t e = 0; e < order_.size(); ++e) {
-      const int source = order_[e];
-      const int i = source_row_[static_cast<size_t>(source)], j = source_col_[static_cast<size_t>(source)];
-      values[e] = i == j ? source_value_[static_cast<size_t>(source)] + h[j] : source_value_[static_cast<size_t>(source)];
-    }
+    for (size_t e = 0; e < value_.size(); ++e) values[e] = row_[e] == col_[e] ? value_[e] + h[col_[e]] : value_[e];
     return factorize();
   }
 
@@ -119,9 +125,8 @@ class Factor {
 
   SparseColMatrix system_;  // P W Pᵀ (upper triangle), values rewritten per factorisation
   Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> permutation_;
-  std::vector<int> order_;                       // system_'s entry e came from source entry order_[e]
-  std::vector<int> source_row_, source_col_;     // per source entry: W's row and column (row ≥ column)
-  std::vector<double> source_value_;             // and W's value there
+  std::vector<int> row_, col_;  // per entry of system_: the row and column of W it holds (row ≥ column)
+  std::vector<double> value_;   // and W's value there
   Eigen::VectorXd diagonal_;
   mutable Eigen::VectorXd permuted_;
   // SimplicialLDLT in natural order on the permuted matrix, with its
@@ -364,7 +369,9 @@ LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& 
     ++counts.interior_iterations;
     if (!z.allFinite() || !s.allFinite()) break;
   }
-  if (best_z.size() == k) {
+  // The best iterate, unless the loop polished it already (the same start:
+  // the same result).
+  if (best_z.size() == k && best_violation > kActiveSetPolishWindow * residual_tolerance) {
     Eigen::VectorXd best_w;
     violation_of(p, best_z, best_w, nullptr);
     if (polished(best_z, best_w)) return finish(true);

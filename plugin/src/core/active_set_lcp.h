@@ -69,7 +69,8 @@
 // crossovers at a residual of 1–8e-9 against the 1e-9 accepted, which a few
 // sweeps remove. Polished: every interior iterate within
 // kActiveSetPolishWindow × the tolerance, and at the end the iterate with
-// the smallest residual, each by kActiveSetPolishSweeps sweeps from a copy.
+// the smallest residual if it was not among them, each by
+// kActiveSetPolishSweeps sweeps from a copy.
 //
 // Acceptance. A result is accepted only when it passes the residual check
 // callers give (scaled_violation ≤ residual_tolerance, as Lemke's
