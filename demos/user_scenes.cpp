@@ -156,16 +156,21 @@ void build_rope(Scene& scene, int links) {
   scene.add(scene.shape(std::make_unique<btSphereShape>(btScalar(0.2))), 5.0, vec(0, 1, 0), 0.5, 0.5);
 }
 
-void build_pit(Scene& scene, int balls) {
-  const double half = 1.0;  // half width of the pit [m]
+// A static floor and four walls 2 m high around a square of half width
+// `half` [m], all with the given restitution and friction.
+void add_walled_pit(Scene& scene, double half, double restitution, double friction) {
   btCollisionShape* floor = scene.shape(std::make_unique<btBoxShape>(vec(half + 0.2, 0.1, half + 0.2)));
-  scene.add(floor, 0, vec(0, -0.1, 0), 1.0, 0.5);
+  scene.add(floor, 0, vec(0, -0.1, 0), restitution, friction);
   btCollisionShape* side_x = scene.shape(std::make_unique<btBoxShape>(vec(0.1, 1.0, half + 0.2)));
   btCollisionShape* side_z = scene.shape(std::make_unique<btBoxShape>(vec(half + 0.2, 1.0, 0.1)));
   for (const double sign : {1.0, -1.0}) {
-    scene.add(side_x, 0, vec(sign * (half + 0.1), 1.0, 0), 1.0, 0.5);
-    scene.add(side_z, 0, vec(0, 1.0, sign * (half + 0.1)), 1.0, 0.5);
+    scene.add(side_x, 0, vec(sign * (half + 0.1), 1.0, 0), restitution, friction);
+    scene.add(side_z, 0, vec(0, 1.0, sign * (half + 0.1)), restitution, friction);
   }
+}
+
+void build_pit(Scene& scene, int balls) {
+  add_walled_pit(scene, 1.0, 1.0, 0.5);
   btCollisionShape* ball = scene.shape(std::make_unique<btSphereShape>(btScalar(0.1)));
   constexpr int kPerRow = 8;
   for (int i = 0; i < balls; ++i) {
@@ -191,14 +196,7 @@ class Sequence {
 
 void build_mixed(Scene& scene, int bodies) {
   const double half = 1.2;  // half width of the pit [m]
-  scene.add(scene.shape(std::make_unique<btBoxShape>(vec(half + 0.2, 0.1, half + 0.2))), 0, vec(0, -0.1, 0), 0.6,
-            0.6);
-  btCollisionShape* side_x = scene.shape(std::make_unique<btBoxShape>(vec(0.1, 1.0, half + 0.2)));
-  btCollisionShape* side_z = scene.shape(std::make_unique<btBoxShape>(vec(half + 0.2, 1.0, 0.1)));
-  for (const double sign : {1.0, -1.0}) {
-    scene.add(side_x, 0, vec(sign * (half + 0.1), 1.0, 0), 0.6, 0.6);
-    scene.add(side_z, 0, vec(0, 1.0, sign * (half + 0.1)), 0.6, 0.6);
-  }
+  add_walled_pit(scene, half, 0.6, 0.6);
   btCollisionShape* box = scene.shape(std::make_unique<btBoxShape>(vec(0.07, 0.05, 0.06)));
   btCollisionShape* capsule = scene.shape(std::make_unique<btCapsuleShape>(btScalar(0.05), btScalar(0.1)));
   Sequence random;
