@@ -14,6 +14,7 @@
 
 #include <Eigen/Geometry>
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <set>
@@ -272,6 +273,24 @@ TEST(StrikeRule, SustainedThresholdIsTwoGravityStepsAndNeverBelowTheImpactOne) {
   const internal::StrikeThresholds weightless = internal::strike_thresholds(-1.0, -1.0, 0.0, h);
   EXPECT_EQ(weightless.sustained, weightless.impact);
   EXPECT_EQ(weightless.impact, simpact::bullet::kMinimumImpactThreshold);
+}
+
+}  // namespace
+
+namespace {
+
+// The plastic residual the adapter asks of the core follows btScalar: the
+// core's default in double, float's unit roundoff 2⁻²⁴ in single precision
+// (what the write-back rounds every velocity by), never looser than the
+// core accepts.
+TEST(Clustering, PlasticResidualFollowsThePrecisionOfBtScalar) {
+  const double expected = sizeof(btScalar) == sizeof(double) ? simpact::PropagativeParameters{}.plastic_residual_tolerance
+                                                             : std::ldexp(1.0, -24);
+  EXPECT_EQ(internal::kPlasticResidualTolerance, expected);
+  const simpact::PropagativeParameters parameters =
+      internal::propagative_parameters(simpact::OrderPolicy::kMostNegative, 0, 0, true);
+  EXPECT_EQ(parameters.plastic_residual_tolerance, expected);
+  EXPECT_LE(parameters.plastic_residual_tolerance, simpact::kMaxPlasticResidualTolerance);
 }
 
 }  // namespace

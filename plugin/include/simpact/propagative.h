@@ -304,7 +304,28 @@ struct PropagativeParameters {
   /// The plastic LCP's solver (plastic outcomes, restitution R < 1, and
   /// the plastic fallback of a capped or jammed sequence).
   PlasticSolver plastic_solver = PlasticSolver::kAutomatic;
+  /// Residual accepted for the plastic LCP's solution (every plastic_solver),
+  /// dimensionless: row i's feasibility −w_i and complementarity
+  /// min(z_i, w_i) measured in its own data scales, velocity
+  /// V_i = √(2E) √W_ii + |J_i||v⁻| and impulse V_i / W_ii (lcp.h,
+  /// LemkeParameters::w_scale). An accurate solve lands at 1e-14 (Lemke) to
+  /// 1e-10 (the iterative solvers), a broken one at 1e-6 and above; 1e-9
+  /// sits between. Data that carry less than double precision want it
+  /// looser: the Bullet adapter in single precision sets 2⁻²⁴ (float's unit
+  /// roundoff, clustering.h kPlasticResidualTolerance), the relative rounding
+  /// its write-back puts on every velocity anyway — the solvers then stop
+  /// where single-precision contact rows, dependent only to ~1e-7, let them
+  /// (docs/scaling.md, "Single precision"). The final check's approach
+  /// allowance follows: 10× the larger of this and approach_tolerance
+  /// (outcome_check.h). Must be finite, > 0 and
+  /// ≤ kMaxPlasticResidualTolerance; PropagativeSolver::solve and
+  /// resolve_plastic throw std::invalid_argument otherwise.
+  double plastic_residual_tolerance = 1e-9;
 };
+
+/// The largest PropagativeParameters::plastic_residual_tolerance accepted:
+/// 1e-3 of a row's velocity scale is already an error anyone would see.
+inline constexpr double kMaxPlasticResidualTolerance = 1e-3;
 
 struct Outcome {
   Eigen::VectorXd velocity;  ///< v⁺ (n).

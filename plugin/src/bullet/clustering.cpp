@@ -123,6 +123,7 @@ PropagativeParameters propagative_parameters(OrderPolicy policy, std::uint64_t s
   parameters.max_reflections = max_reflections;
   parameters.validate_input = false;
   parameters.compute_energy = compute_energy;
+  parameters.plastic_residual_tolerance = kPlasticResidualTolerance;
   return parameters;
 }
 

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -130,9 +131,22 @@ ImpactProblem impact_problem(const SparseColMatrix& inverse_mass, const SparseRo
                              const Eigen::VectorXd& velocity, const Eigen::VectorXd& offsets,
                              double restitution);
 
+/// The plastic LCP's accepted residual for this build's btScalar
+/// (PropagativeParameters::plastic_residual_tolerance): the core's 1e-9 in
+/// double; in single precision 2⁻²⁴ = 6.0e-8, float's unit roundoff. The
+/// outcome is written back into float velocities, which rounds every
+/// component by up to that fraction of its size, so a residual below it
+/// cannot survive the write-back; single-precision contact rows are
+/// dependent only to ~1e-7, and asking the LCP solvers for 1e-9 on them sent
+/// 1100–1300-contact LCPs to box pivoting for 0.26–0.32 s a frame
+/// (docs/scaling.md, "Single precision").
+inline constexpr double kPlasticResidualTolerance =
+    std::max(1e-9, 0.5 * static_cast<double>(std::numeric_limits<btScalar>::epsilon()));
+
 /// The propagative law's parameters for one cluster; the input is assembled
 /// by the adapter from Bullet's state and checked for finiteness there, so
-/// the core's validation is off.
+/// the core's validation is off. The plastic residual is
+/// kPlasticResidualTolerance.
 PropagativeParameters propagative_parameters(OrderPolicy policy, std::uint64_t seed,
                                              std::int64_t max_reflections, bool compute_energy);
 

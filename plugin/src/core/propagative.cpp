@@ -17,6 +17,7 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 namespace simpact {
 
@@ -154,6 +155,12 @@ class Resolution {
     r.reflections = r.sequences_explored = r.reflection_cap = r.comparisons = 0;
     r.indeterminacy.reset();
 
+    if (!(params_.plastic_residual_tolerance > 0.0 &&
+          params_.plastic_residual_tolerance <= kMaxPlasticResidualTolerance))
+      throw std::invalid_argument(
+          "simpact::PropagativeParameters: plastic_residual_tolerance must be in (0, " +
+          internal::short_number(kMaxPlasticResidualTolerance) + "], got " +
+          internal::short_number(params_.plastic_residual_tolerance));
     bool inertia_ready = false;
     if (params_.validate_input) {
       internal::validate_problem(p_, ws_.inertia);
@@ -282,7 +289,10 @@ class Resolution {
     }
     for (int i = 0; i < m_; ++i)
       ws_.threshold[i] = ws_.inert[i] ? 0.0 : params_.approach_tolerance * speed_scale / ws_.inv_sqrt_diag[i];
-    ws_.scales.build(ws_.w_diag, ws_.magnitude, speed_scale, params_.approach_tolerance);
+    // The final check's approach allowance is 10× the looser of the law's
+    // two tolerances: a plastic outcome is as feasible as its LCP's residual.
+    ws_.scales.build(ws_.w_diag, ws_.magnitude, speed_scale,
+                     std::max(params_.approach_tolerance, params_.plastic_residual_tolerance));
   }
 
   // The final check (outcome_check.h) of every outcome. A single outcome
@@ -703,6 +713,7 @@ class Resolution {
     const int k = static_cast<int>(active.size());
     Eigen::VectorXd q(k);
     internal::LemkeParameters lemke;
+    lemke.residual_tolerance = params_.plastic_residual_tolerance;
     lemke.w_scale.resize(k);
     lemke.z_scale.resize(k);
     const double speed = ws_.scales.energy_scale > 0.0 ? std::sqrt(2.0 * ws_.scales.energy_scale) : 0.0;
