@@ -224,10 +224,10 @@ double violation_of(const Problem& p, Eigen::VectorXd& z, Eigen::VectorXd& w, Ei
 
 }  // namespace
 
-void polish_lcp(const SparseColMatrix& w_matrix, Eigen::VectorXd& z, Eigen::VectorXd& w) {
+void polish_lcp(const SparseColMatrix& w_matrix, Eigen::VectorXd& z, Eigen::VectorXd& w, int sweeps) {
   const Eigen::Index k = z.size();
   const Eigen::VectorXd diagonal = w_matrix.diagonal();
-  for (int sweep = 0; sweep < kActiveSetPolishSweeps; ++sweep) {
+  for (int sweep = 0; sweep < sweeps; ++sweep) {
     for (Eigen::Index i = 0; i < k; ++i) {
       if (!(diagonal[i] > 0.0)) continue;  // no impulse of row i moves its own w
       const double change = std::max(z[i] - w[i] / diagonal[i], 0.0) - z[i];
@@ -309,11 +309,11 @@ LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& 
   // z and w set, when the polished point passes the residual check.
   double best_violation = std::numeric_limits<double>::infinity();
   Eigen::VectorXd best_z, polished_z, polished_w;
-  const auto polished = [&](const Eigen::VectorXd& start, const Eigen::VectorXd& start_w) {
+  const auto polished = [&](const Eigen::VectorXd& start, const Eigen::VectorXd& start_w, int sweeps) {
     ++counts.polishes;
     polished_z = start;
     polished_w = start_w;
-    polish_lcp(w, polished_z, polished_w);
+    polish_lcp(w, polished_z, polished_w, sweeps);
     Eigen::Index at = 0;
     const double result = violation_of(p, polished_z, polished_w, &at);
     if (!(result <= residual_tolerance)) return false;
@@ -337,7 +337,8 @@ LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& 
       best_violation = violation;
       best_z = lcp.z;
     }
-    if (violation <= kActiveSetPolishWindow * residual_tolerance && polished(lcp.z, lcp.w)) return finish(true);
+    if (violation <= kActiveSetPolishWindow * residual_tolerance && polished(lcp.z, lcp.w, kActiveSetPolishSweeps))
+      return finish(true);
     // A crossover from the iterate, each time the gap has fallen 100× more.
     if (gap <= crossover_gap) {
       crossover_gap = kInteriorCrossoverStep * gap;
@@ -369,12 +370,13 @@ LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& 
     ++counts.interior_iterations;
     if (!z.allFinite() || !s.allFinite()) break;
   }
-  // The best iterate, unless the loop polished it already (the same start:
-  // the same result).
-  if (best_z.size() == k && best_violation > kActiveSetPolishWindow * residual_tolerance) {
+  // The best iterate, by the long final polish (the loop's short ones
+  // may have started from it too; more sweeps go further).
+  if (best_z.size() == k) {
     Eigen::VectorXd best_w;
     violation_of(p, best_z, best_w, nullptr);
-    if (polished(best_z, best_w)) return finish(true);
+    counts.final_polish = true;
+    if (polished(best_z, best_w, kActiveSetFinalPolishSweeps)) return finish(true);
   }
   return finish(false);
 }

@@ -68,9 +68,11 @@
 // eigenvalues near the regularisation) leave the iterates and the
 // crossovers at a residual of 1–8e-9 against the 1e-9 accepted, which a few
 // sweeps remove. Polished: every interior iterate within
-// kActiveSetPolishWindow × the tolerance, and at the end the iterate with
-// the smallest residual if it was not among them, each by
-// kActiveSetPolishSweeps sweeps from a copy.
+// kActiveSetPolishWindow × the tolerance by kActiveSetPolishSweeps sweeps,
+// and, when nothing else settled the LCP, the iterate with the smallest
+// residual by kActiveSetFinalPolishSweeps — each from a copy. The last one
+// is the solver's last resort before its caller's box pivoting, which
+// costs 10²–10³ factorisations on the LCPs where it gets that far.
 //
 // Acceptance. A result is accepted only when it passes the residual check
 // callers give (scaled_violation ≤ residual_tolerance, as Lemke's
@@ -178,6 +180,19 @@ inline constexpr double kActiveSetFlopRatio = 2e-3;
 /// solved with 10 sweeps, and 200 sweeps solved the same 31.
 inline constexpr int kActiveSetPolishSweeps = 10;
 
+/// Sweeps of the final polish (step 3, the best iterate, only when steps 1
+/// and 2 and the iterates' polishes did not settle the LCP). Gauss–Seidel
+/// keeps converging where the interior point has stalled, at one product
+/// with W a sweep: 1000 sweeps cost about as much as 10–25 factorisations
+/// of a 1000–2000-contact pit, against 0.26–0.84 s of box pivoting after a
+/// failure. Measured on the LCPs the solver had left (docs/scaling.md,
+/// "Ball pits"): a 1951-contact plastic LCP of the 500-body mixed scene in
+/// double (interior point stalled at 1.07e-8 on one row) settles from 100
+/// sweeps; the five 1100–1300-contact ones of the 300-body scene in single
+/// precision (stalled at 2.6e-9–1.8e-7), at 1e-9: 4 of 5 from 100–500
+/// sweeps, 5 of 5 from 1000. The LCPs that steps 1–2 settle are unchanged.
+inline constexpr int kActiveSetFinalPolishSweeps = 1000;
+
 /// An interior iterate is polished when its residual (scaled_violation) is
 /// at most this × the residual tolerance: within three orders of it, where
 /// a few sweeps can close the gap. On the same 528 LCPs (tolerance 1e-9)
@@ -194,15 +209,17 @@ struct ActiveSetStats {
   int interior_iterations = 0;  ///< interior-point iterations
   int polishes = 0;             ///< step 3's polishes tried
   bool polished = false;        ///< the result came from a polish
+  bool final_polish = false;    ///< the final polish (kActiveSetFinalPolishSweeps) was tried
 };
 
-/// Step 3's polish: kActiveSetPolishSweeps projected Gauss–Seidel sweeps
+/// Step 3's polish: `sweeps` projected Gauss–Seidel sweeps
 ///     z_i ← max(0, z_i − w_i / W_ii),  i = 0 … k−1 in order,
 /// on (z, w), w kept equal to W z + q along each change (W's column i);
 /// rows with W_ii ≤ 0 are left as they are. Preconditions: W symmetric PSD
 /// (k × k, both triangles stored), z ≥ 0, w = W z + q. Each sweep lowers
 /// ½ zᵀWz + qᵀz or leaves it; nothing is accepted here (the caller checks).
-void polish_lcp(const SparseColMatrix& w_matrix, Eigen::VectorXd& z, Eigen::VectorXd& w);
+void polish_lcp(const SparseColMatrix& w_matrix, Eigen::VectorXd& z, Eigen::VectorXd& w,
+                int sweeps = kActiveSetPolishSweeps);
 
 /// Solves the LCP (W, q) (see above). W: k × k, symmetric PSD, column-major
 /// with both triangles stored; q, w_scale, z_scale: k each (scales > 0, as
