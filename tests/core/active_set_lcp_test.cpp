@@ -227,15 +227,27 @@ TEST(ActiveSetLcp, AutomaticChainSolvesWhatBoxPivotingSolves) {
 /// disturbed by 1e-8 of each row's impulse scale (so the residual check
 /// fails), its sweeps keep z ≥ 0 and w = W z + q and bring the residual
 /// back within the tolerance.
-TEST(ActiveSetLcp, PolishTakesADisturbedSolutionBackWithinTheResidual) {
-  const ImpactProblem problem = scenes::ball_pit(5, 3, 0.08, 0.05, 1e-2, 3);
-  const Lcp lcp = plastic_lcp(problem);
-  const LcpResult exact = solve(lcp);
-  ASSERT_EQ(exact.status, LcpStatus::kSolved) << exact.message;
+// A packed pit's plastic LCP (5² × 3 balls) and its solution with every
+// impulse moved by up to `size` × its scale (clipped at 0), for the polish.
+struct Disturbed {
+  Lcp lcp;
+  Eigen::VectorXd z;
+};
+Disturbed disturbed_pit_solution(double size) {
+  Disturbed d{plastic_lcp(scenes::ball_pit(5, 3, 0.08, 0.05, 1e-2, 3)), {}};
+  const LcpResult exact = solve(d.lcp);
+  EXPECT_EQ(exact.status, LcpStatus::kSolved) << exact.message;
   scenes::Random rng(20261128);
-  Eigen::VectorXd z = exact.z;
-  for (Eigen::Index i = 0; i < z.size(); ++i)
-    z[i] = std::max(0.0, z[i] + 1e-8 * lcp.z_scale[i] * rng.uniform(-1.0, 1.0));
+  d.z = exact.z;
+  for (Eigen::Index i = 0; i < d.z.size(); ++i)
+    d.z[i] = std::max(0.0, d.z[i] + size * d.lcp.z_scale[i] * rng.uniform(-1.0, 1.0));
+  return d;
+}
+
+TEST(ActiveSetLcp, PolishTakesADisturbedSolutionBackWithinTheResidual) {
+  const Disturbed disturbed = disturbed_pit_solution(1e-8);
+  const Lcp& lcp = disturbed.lcp;
+  Eigen::VectorXd z = disturbed.z;
   Eigen::VectorXd w = lcp.w * z + lcp.q;
   ASSERT_GT(internal::scaled_violation(z, w, lcp.w_scale, lcp.z_scale), 3 * kResidual);
   internal::polish_lcp(lcp.w, z, w);
@@ -251,14 +263,9 @@ TEST(ActiveSetLcp, PolishTakesADisturbedSolutionBackWithinTheResidual) {
 /// (kActiveSetFinalPolishSweeps) does — the sweeps keep converging where a
 /// few of them stop short.
 TEST(ActiveSetLcp, FinalPolishGoesFurtherThanTheShortOne) {
-  const ImpactProblem problem = scenes::ball_pit(5, 3, 0.08, 0.05, 1e-2, 3);
-  const Lcp lcp = plastic_lcp(problem);
-  const LcpResult exact = solve(lcp);
-  ASSERT_EQ(exact.status, LcpStatus::kSolved) << exact.message;
-  scenes::Random rng(20261128);
-  Eigen::VectorXd z = exact.z;
-  for (Eigen::Index i = 0; i < z.size(); ++i)
-    z[i] = std::max(0.0, z[i] + 1e-6 * lcp.z_scale[i] * rng.uniform(-1.0, 1.0));
+  const Disturbed disturbed = disturbed_pit_solution(1e-6);
+  const Lcp& lcp = disturbed.lcp;
+  const Eigen::VectorXd& z = disturbed.z;
   const Eigen::VectorXd w = lcp.w * z + lcp.q;
   Eigen::VectorXd short_z = z, short_w = w, long_z = z, long_w = w;
   internal::polish_lcp(lcp.w, short_z, short_w, internal::kActiveSetPolishSweeps);
