@@ -315,7 +315,7 @@ struct PropagativeParameters {
   /// roundoff, clustering.h kPlasticResidualTolerance), the relative rounding
   /// its write-back puts on every velocity anyway — the solvers then stop
   /// where single-precision contact rows, dependent only to ~1e-7, let them
-  /// (docs/scaling.md, "Single precision"). The final check's approach
+  /// (docs/scaling.md, "Ball pits", single precision). The final check's approach
   /// allowance follows: 10× the larger of this and approach_tolerance
   /// (outcome_check.h). Must be finite, > 0 and
   /// ≤ kMaxPlasticResidualTolerance; PropagativeSolver::solve and

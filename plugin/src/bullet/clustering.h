@@ -139,7 +139,7 @@ ImpactProblem impact_problem(const SparseColMatrix& inverse_mass, const SparseRo
 /// cannot survive the write-back; single-precision contact rows are
 /// dependent only to ~1e-7, and asking the LCP solvers for 1e-9 on them sent
 /// 1100–1300-contact LCPs to box pivoting for 0.26–0.32 s a frame
-/// (docs/scaling.md, "Single precision").
+/// (docs/scaling.md, "Ball pits", single precision).
 inline constexpr double kPlasticResidualTolerance =
     std::max(1e-9, 0.5 * static_cast<double>(std::numeric_limits<btScalar>::epsilon()));
 
