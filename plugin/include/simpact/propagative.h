@@ -307,25 +307,36 @@ struct PropagativeParameters {
   /// Residual accepted for the plastic LCP's solution (every plastic_solver),
   /// dimensionless: row i's feasibility −w_i and complementarity
   /// min(z_i, w_i) measured in its own data scales, velocity
-  /// V_i = √(2E) √W_ii + |J_i||v⁻| and impulse V_i / W_ii (lcp.h,
-  /// LemkeParameters::w_scale). An accurate solve lands at 1e-14 (Lemke) to
-  /// 1e-10 (the iterative solvers), a broken one at 1e-6 and above; 1e-9
-  /// sits between. Data that carry less than double precision want it
-  /// looser: the Bullet adapter in single precision sets 2⁻²⁴ (float's unit
-  /// roundoff, clustering.h kPlasticResidualTolerance), the relative rounding
-  /// its write-back puts on every velocity anyway — the solvers then stop
-  /// where single-precision contact rows, dependent only to ~1e-7, let them
-  /// (docs/scaling.md, "Ball pits", single precision). The final check's approach
-  /// allowance follows: 10× the larger of this and approach_tolerance
-  /// (outcome_check.h). Must be finite, > 0 and
-  /// ≤ kMaxPlasticResidualTolerance; PropagativeSolver::solve and
-  /// resolve_plastic throw std::invalid_argument otherwise.
+  /// V_i = √(2E) √W_ii + a_i (a_i = |b_i| + Σ_k |J_ik v⁻_k|) and impulse
+  /// V_i / W_ii (lcp.h, LemkeParameters::w_scale). An accurate solve lands
+  /// at 1e-14 (Lemke) to 1e-10 (the iterative solvers), a broken one at 1e-6
+  /// and above; 1e-9 sits between. Data that carry less than double
+  /// precision want it looser: the Bullet adapter in single precision sets
+  /// 2⁻²⁴ (float's unit roundoff, clustering.h kPlasticResidualTolerance),
+  /// the relative rounding its write-back puts on every velocity anyway —
+  /// the solvers then stop where single-precision contact rows, dependent
+  /// only to ~1e-7, let them (docs/scaling.md, "Ball pits", single
+  /// precision). The final check's approach allowance follows, for every
+  /// outcome (elastic ones too): max(1e-8, 10 × the larger of this and
+  /// approach_tolerance) × V_i (outcome_check.h). Its energy allowance does
+  /// not (1e-8 E_s): a plastic outcome's complementarity slack adds at most
+  /// ~2 × this × E_s to ΔE, far below the dissipation of any impact the
+  /// plastic LCP resolves (an impact that dissipates less than 1e-7 of E_s
+  /// with this at 2⁻²⁴ could fail that check and fall back). Must lie in
+  /// [kMinPlasticResidualTolerance, kMaxPlasticResidualTolerance];
+  /// PropagativeSolver::solve and resolve_plastic throw
+  /// std::invalid_argument otherwise (NaN included).
   double plastic_residual_tolerance = 1e-9;
 };
 
-/// The largest PropagativeParameters::plastic_residual_tolerance accepted:
-/// 1e-3 of a row's velocity scale is already an error anyone would see.
-inline constexpr double kMaxPlasticResidualTolerance = 1e-3;
+/// The smallest PropagativeParameters::plastic_residual_tolerance accepted:
+/// the plastic solvers decide a row's side at 1e-12 of its scale
+/// (kActiveSetDecisionTolerance, box_qp.h's kBoxDecisionTolerance), so a
+/// residual below that cannot be reached by design.
+inline constexpr double kMinPlasticResidualTolerance = 1e-12;
+/// The largest accepted: a solve that ends at 1e-6 of a row's velocity scale
+/// is a broken one (above), and a looser tolerance would accept it.
+inline constexpr double kMaxPlasticResidualTolerance = 1e-6;
 
 struct Outcome {
   Eigen::VectorXd velocity;  ///< v⁺ (n).

@@ -142,6 +142,9 @@ ImpactProblem impact_problem(const SparseColMatrix& inverse_mass, const SparseRo
 /// (docs/scaling.md, "Ball pits", single precision).
 inline constexpr double kPlasticResidualTolerance =
     std::max(1e-9, 0.5 * static_cast<double>(std::numeric_limits<btScalar>::epsilon()));
+static_assert(kPlasticResidualTolerance >= kMinPlasticResidualTolerance &&
+                  kPlasticResidualTolerance <= kMaxPlasticResidualTolerance,
+              "the adapter's plastic residual must be one the core accepts");
 
 /// The propagative law's parameters for one cluster; the input is assembled
 /// by the adapter from Bullet's state and checked for finiteness there, so

@@ -242,7 +242,8 @@ struct ImpactSolver::Impl {
   // bases (btMLCPSolver), whose Lemke solver returns energy-adding impulses
   // at points whose exact impulse is zero (the adapter cannot tell its
   // Lemke from its Dantzig interface, so both). SI and NNCG see them: their
-  // pass removes the law's residual approach (≤ 1e-9 of the data's scale)
+  // pass removes the law's residual approach (≤ kPlasticResidualTolerance
+  // of the data's scale: 1e-9, 2⁻²⁴ in single precision)
   // and keeps a pile that a plastic impact left resting at rest, which a
   // hidden point would leave to drift into a new impact next step.
   bool hide_complete = false;

@@ -371,12 +371,29 @@ LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& 
     if (!z.allFinite() || !s.allFinite()) break;
   }
   // The best iterate, by the long final polish (the loop's short ones
-  // may have started from it too; more sweeps go further).
+  // may have started from it too; more sweeps go further), checked every
+  // kActiveSetFinalPolishCheck sweeps so that it stops once settled. The
+  // failure message then names the smallest residual it reached.
   if (best_z.size() == k) {
-    Eigen::VectorXd best_w;
-    violation_of(p, best_z, best_w, nullptr);
     counts.final_polish = true;
-    if (polished(best_z, best_w, kActiveSetFinalPolishSweeps)) return finish(true);
+    Eigen::VectorXd final_w;
+    violation_of(p, best_z, final_w, nullptr);
+    for (int swept = 0; swept < kActiveSetFinalPolishSweeps; swept += kActiveSetFinalPolishCheck) {
+      ++counts.polishes;
+      polish_lcp(w, best_z, final_w, kActiveSetFinalPolishCheck);
+      Eigen::Index at = 0;
+      const double result = violation_of(p, best_z, final_w, &at);  // w = W z + q afresh
+      if (result < violation) {
+        violation = result;
+        where = at;
+      }
+      if (result <= residual_tolerance) {
+        lcp.z = best_z;
+        lcp.w = final_w;
+        counts.polished = true;
+        return finish(true);
+      }
+    }
   }
   return finish(false);
 }

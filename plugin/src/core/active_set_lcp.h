@@ -70,7 +70,8 @@
 // sweeps remove. Polished: every interior iterate within
 // kActiveSetPolishWindow × the tolerance by kActiveSetPolishSweeps sweeps,
 // and, when nothing else settled the LCP, the iterate with the smallest
-// residual by kActiveSetFinalPolishSweeps — each from a copy. The last one
+// residual by up to kActiveSetFinalPolishSweeps (checked every
+// kActiveSetFinalPolishCheck) — each from a copy. The last one
 // is the solver's last resort before its caller's box pivoting, which
 // costs 10²–10³ factorisations on the LCPs where it gets that far.
 //
@@ -192,6 +193,12 @@ inline constexpr int kActiveSetPolishSweeps = 10;
 /// precision (stalled at 2.6e-9–1.8e-7), at 1e-9: 4 of 5 from 100–500
 /// sweeps, 5 of 5 from 1000. The LCPs that steps 1–2 settle are unchanged.
 inline constexpr int kActiveSetFinalPolishSweeps = 1000;
+/// The final polish checks the residual every this many sweeps and stops
+/// once it passes (the check, one product with W, costs about one sweep):
+/// the LCPs above settle after 100–1000.
+inline constexpr int kActiveSetFinalPolishCheck = 50;
+static_assert(kActiveSetFinalPolishSweeps % kActiveSetFinalPolishCheck == 0,
+              "the final polish runs whole checks");
 
 /// An interior iterate is polished when its residual (scaled_violation) is
 /// at most this × the residual tolerance: within three orders of it, where

@@ -148,6 +148,13 @@ class Resolution {
       : p_(problem), params_(params), ws_(ws), space_(ws.space), m_(problem.contacts()) {}
 
   void run(bool plastic_only) {
+    if (!(params_.plastic_residual_tolerance >= kMinPlasticResidualTolerance &&
+          params_.plastic_residual_tolerance <= kMaxPlasticResidualTolerance))
+      throw std::invalid_argument(
+          "simpact::PropagativeParameters: plastic_residual_tolerance must be in [" +
+          internal::short_number(kMinPlasticResidualTolerance) + ", " +
+          internal::short_number(kMaxPlasticResidualTolerance) + "], got " +
+          internal::short_number(params_.plastic_residual_tolerance));
     ImpactResult& r = ws_.result;
     r.status = Status::kSuccess;
     r.message.clear();
@@ -155,12 +162,6 @@ class Resolution {
     r.reflections = r.sequences_explored = r.reflection_cap = r.comparisons = 0;
     r.indeterminacy.reset();
 
-    if (!(params_.plastic_residual_tolerance > 0.0 &&
-          params_.plastic_residual_tolerance <= kMaxPlasticResidualTolerance))
-      throw std::invalid_argument(
-          "simpact::PropagativeParameters: plastic_residual_tolerance must be in (0, " +
-          internal::short_number(kMaxPlasticResidualTolerance) + "], got " +
-          internal::short_number(params_.plastic_residual_tolerance));
     bool inertia_ready = false;
     if (params_.validate_input) {
       internal::validate_problem(p_, ws_.inertia);
@@ -290,7 +291,8 @@ class Resolution {
     for (int i = 0; i < m_; ++i)
       ws_.threshold[i] = ws_.inert[i] ? 0.0 : params_.approach_tolerance * speed_scale / ws_.inv_sqrt_diag[i];
     // The final check's approach allowance is 10× the looser of the law's
-    // two tolerances: a plastic outcome is as feasible as its LCP's residual.
+    // two tolerances (for every outcome: the scales are built once): a
+    // plastic outcome is as feasible as its LCP's residual.
     ws_.scales.build(ws_.w_diag, ws_.magnitude, speed_scale,
                      std::max(params_.approach_tolerance, params_.plastic_residual_tolerance));
   }
