@@ -305,22 +305,24 @@ LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& 
     return alpha;
   };
   double crossover_gap = kInteriorCrossoverGap;
-  // Step 3 from a copy of `start` (z ≥ 0 with its w): true, with lcp's
-  // z and w set, when the polished point passes the residual check.
+  // Step 3 on (pz, pw) in place (pz ≥ 0, pw = W pz + q): `sweeps` sweeps,
+  // then pw = W pz + q afresh and the residual check; true, with lcp's z
+  // and w set, when it passes. A failure message names the smallest
+  // residual a polish reached when it is below the iterate's.
   double best_violation = std::numeric_limits<double>::infinity();
   Eigen::VectorXd best_z, polished_z, polished_w;
-  const auto polished = [&](const Eigen::VectorXd& start, const Eigen::VectorXd& start_w, int sweeps) {
+  const auto polish = [&](Eigen::VectorXd& pz, Eigen::VectorXd& pw, int sweeps) {
     ++counts.polishes;
-    polished_z = start;
-    polished_w = start_w;
-    polish_lcp(w, polished_z, polished_w, sweeps);
+    polish_lcp(w, pz, pw, sweeps);
     Eigen::Index at = 0;
-    const double result = violation_of(p, polished_z, polished_w, &at);
+    const double result = violation_of(p, pz, pw, &at);
+    if (result < violation) {
+      violation = result;
+      where = at;
+    }
     if (!(result <= residual_tolerance)) return false;
-    lcp.z = polished_z;
-    lcp.w = polished_w;
-    violation = result;
-    where = at;
+    lcp.z = pz;
+    lcp.w = pw;
     counts.polished = true;
     return true;
   };
@@ -337,8 +339,11 @@ LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& 
       best_violation = violation;
       best_z = lcp.z;
     }
-    if (violation <= kActiveSetPolishWindow * residual_tolerance && polished(lcp.z, lcp.w, kActiveSetPolishSweeps))
-      return finish(true);
+    if (violation <= kActiveSetPolishWindow * residual_tolerance) {
+      polished_z = lcp.z;  // from a copy: the iterate stays as it is
+      polished_w = lcp.w;
+      if (polish(polished_z, polished_w, kActiveSetPolishSweeps)) return finish(true);
+    }
     // A crossover from the iterate, each time the gap has fallen 100× more.
     if (gap <= crossover_gap) {
       crossover_gap = kInteriorCrossoverStep * gap;
@@ -372,28 +377,13 @@ LcpResult solve_lcp_active_set(const SparseColMatrix& w, const Eigen::VectorXd& 
   }
   // The best iterate, by the long final polish (the loop's short ones
   // may have started from it too; more sweeps go further), checked every
-  // kActiveSetFinalPolishCheck sweeps so that it stops once settled. The
-  // failure message then names the smallest residual it reached.
+  // kActiveSetFinalPolishCheck sweeps so that it stops once settled.
   if (best_z.size() == k) {
     counts.final_polish = true;
     Eigen::VectorXd final_w;
     violation_of(p, best_z, final_w, nullptr);
-    for (int swept = 0; swept < kActiveSetFinalPolishSweeps; swept += kActiveSetFinalPolishCheck) {
-      ++counts.polishes;
-      polish_lcp(w, best_z, final_w, kActiveSetFinalPolishCheck);
-      Eigen::Index at = 0;
-      const double result = violation_of(p, best_z, final_w, &at);  // w = W z + q afresh
-      if (result < violation) {
-        violation = result;
-        where = at;
-      }
-      if (result <= residual_tolerance) {
-        lcp.z = best_z;
-        lcp.w = final_w;
-        counts.polished = true;
-        return finish(true);
-      }
-    }
+    for (int swept = 0; swept < kActiveSetFinalPolishSweeps; swept += kActiveSetFinalPolishCheck)
+      if (polish(best_z, final_w, kActiveSetFinalPolishCheck)) return finish(true);
   }
   return finish(false);
 }
