@@ -39,6 +39,13 @@ constexpr double kResidual = 1e-9;
 // hundred times that on problems of a few hundred contacts.
 constexpr double kOutcomeTolerance = 1e-7;
 
+// The residual the Bullet adapter asks in single precision (float's unit
+// roundoff 2⁻²⁴, clustering.h kPlasticResidualTolerance), and the outcome
+// agreement that goes with it: a hundred × it, as kOutcomeTolerance is to
+// kResidual.
+constexpr double kSinglePrecisionResidual = 1.0 / 16777216.0;
+constexpr double kSinglePrecisionOutcomeTolerance = 100.0 * kSinglePrecisionResidual;
+
 struct Lcp {
   SparseColMatrix w;
   Eigen::VectorXd q, w_scale, z_scale;
@@ -76,6 +83,24 @@ ImpactProblem float_rounded_pit(int side, int layers, double sink, double jitter
   for (Eigen::Index i = 0; i < problem.velocity.size(); ++i)
     problem.velocity[i] = static_cast<double>(static_cast<float>(problem.velocity[i]));
   return problem;
+}
+
+// Calls visit(problem) for every float-rounded pit of 5², 6² and 8² balls
+// in 3 and 5 layers, noise 1e-3 and 1e-2, seeds 1 … `seeds`, each under a
+// trace naming it.
+template <class Visit>
+void for_each_float_rounded_pit(std::uint64_t seeds, Visit&& visit) {
+  for (const int side : {5, 6, 8}) {
+    for (const int layers : {3, 5}) {
+      for (const double noise : {1e-3, 1e-2}) {
+        for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+          SCOPED_TRACE(std::to_string(side) + "² × " + std::to_string(layers) + " balls, noise " +
+                       std::to_string(noise) + ", seed " + std::to_string(seed));
+          visit(float_rounded_pit(side, layers, 0.08, 0.05, noise, seed));
+        }
+      }
+    }
+  }
 }
 
 LcpResult solve(const Lcp& lcp, ActiveSetStats* stats = nullptr) {
@@ -297,30 +322,21 @@ TEST(ActiveSetLcp, FinalPolishGoesFurtherThanTheShortOne) {
 /// check and, through the plastic law, is the plastic projection.
 TEST(ActiveSetLcp, PitsWithSinglePrecisionRowsAreSolvedByThePolish) {
   int polished = 0, final_polished = 0, total = 0;
-  for (const int side : {5, 6, 8}) {
-    for (const int layers : {3, 5}) {
-      for (const double noise : {1e-3, 1e-2}) {
-        for (std::uint64_t seed = 1; seed <= 3; ++seed) {
-          SCOPED_TRACE(std::to_string(side) + "² × " + std::to_string(layers) + " balls, noise " +
-                       std::to_string(noise) + ", seed " + std::to_string(seed));
-          const ImpactProblem problem = float_rounded_pit(side, layers, 0.08, 0.05, noise, seed);
-          const Lcp lcp = plastic_lcp(problem);
-          ActiveSetStats stats;
-          const LcpResult result = solve(lcp, &stats);
-          ++total;
-          if (!stats.polished) continue;
-          ++polished;
-          if (stats.final_polish) ++final_polished;
-          ASSERT_EQ(result.status, LcpStatus::kSolved) << result.message;
-          EXPECT_LE(internal::scaled_violation(result.z, result.w, lcp.w_scale, lcp.z_scale), kResidual);
-          PropagativeParameters active;
-          active.plastic_solver = PlasticSolver::kActiveSet;
-          const ImpactResult plastic = resolve_plastic(problem, active);
-          if (plastic.status == Status::kSuccess) ExpectPlasticProjection(problem, plastic, kOutcomeTolerance);
-        }
-      }
-    }
-  }
+  for_each_float_rounded_pit(3, [&](const ImpactProblem& problem) {
+    const Lcp lcp = plastic_lcp(problem);
+    ActiveSetStats stats;
+    const LcpResult result = solve(lcp, &stats);
+    ++total;
+    if (!stats.polished) return;
+    ++polished;
+    if (stats.final_polish) ++final_polished;
+    ASSERT_EQ(result.status, LcpStatus::kSolved) << result.message;
+    EXPECT_LE(internal::scaled_violation(result.z, result.w, lcp.w_scale, lcp.z_scale), kResidual);
+    PropagativeParameters active;
+    active.plastic_solver = PlasticSolver::kActiveSet;
+    const ImpactResult plastic = resolve_plastic(problem, active);
+    if (plastic.status == Status::kSuccess) ExpectPlasticProjection(problem, plastic, kOutcomeTolerance);
+  });
   RecordProperty("polished", polished);
   RecordProperty("final_polished", final_polished);
   EXPECT_GE(polished, 1) << "of " << total;
@@ -330,36 +346,23 @@ TEST(ActiveSetLcp, PitsWithSinglePrecisionRowsAreSolvedByThePolish) {
 /// PropagativeParameters::plastic_residual_tolerance reaches the plastic
 /// solvers: on packed pits whose rows are rounded to single precision, the
 /// sparse solver alone (kActiveSet) settles strictly more of them at 2⁻²⁴
-/// (float's unit roundoff, what the Bullet adapter asks in single
-/// precision) than at the default 1e-9, and each one it settles at 2⁻²⁴ is
-/// the plastic projection to kLooseOutcomeTolerance and passes the looser
-/// residual (not necessarily the default one).
+/// (what the Bullet adapter asks in single precision) than at the default
+/// 1e-9, and each one it settles at 2⁻²⁴ is the plastic projection to
+/// kSinglePrecisionOutcomeTolerance.
 TEST(ActiveSetLcp, PlasticResidualToleranceSettlesSinglePrecisionPits) {
-  const double loose = std::ldexp(1.0, -24);
-  // A hundred × the residual, as kOutcomeTolerance is to kResidual.
-  const double kLooseOutcomeTolerance = 100.0 * loose;
   int strict_solved = 0, loose_solved = 0, total = 0;
-  for (const int side : {5, 6, 8}) {
-    for (const int layers : {3, 5}) {
-      for (const double noise : {1e-3, 1e-2}) {
-        for (std::uint64_t seed = 1; seed <= 2; ++seed) {
-          SCOPED_TRACE(std::to_string(side) + "² × " + std::to_string(layers) + " balls, noise " +
-                       std::to_string(noise) + ", seed " + std::to_string(seed));
-          const ImpactProblem problem = float_rounded_pit(side, layers, 0.08, 0.05, noise, seed);
-          PropagativeParameters strict;
-          strict.plastic_solver = PlasticSolver::kActiveSet;
-          PropagativeParameters relaxed = strict;
-          relaxed.plastic_residual_tolerance = loose;
-          ++total;
-          strict_solved += resolve_plastic(problem, strict).status == Status::kSuccess;
-          const ImpactResult result = resolve_plastic(problem, relaxed);
-          if (result.status != Status::kSuccess) continue;
-          ++loose_solved;
-          ExpectPlasticProjection(problem, result, kLooseOutcomeTolerance);
-        }
-      }
-    }
-  }
+  for_each_float_rounded_pit(2, [&](const ImpactProblem& problem) {
+    PropagativeParameters strict;
+    strict.plastic_solver = PlasticSolver::kActiveSet;
+    PropagativeParameters relaxed = strict;
+    relaxed.plastic_residual_tolerance = kSinglePrecisionResidual;
+    ++total;
+    strict_solved += resolve_plastic(problem, strict).status == Status::kSuccess;
+    const ImpactResult result = resolve_plastic(problem, relaxed);
+    if (result.status != Status::kSuccess) return;
+    ++loose_solved;
+    ExpectPlasticProjection(problem, result, kSinglePrecisionOutcomeTolerance);
+  });
   RecordProperty("settled_at_1e-9", strict_solved);
   RecordProperty("settled_at_2^-24", loose_solved);
   EXPECT_GT(loose_solved, strict_solved) << "of " << total;
@@ -371,14 +374,12 @@ TEST(ActiveSetLcp, PlasticResidualToleranceSettlesSinglePrecisionPits) {
 /// plastic projection. (No smaller pit of 4–5² × 3–5 balls, noise 1e-3 or
 /// 1e-2, seeds 1–4, shows the difference.)
 TEST(PlasticResidualTolerance, ReachesBoxPivoting) {
-  const double loose = std::ldexp(1.0, -24);
-  const double kLooseOutcomeTolerance = 100.0 * loose;
   const ImpactProblem problem = float_rounded_pit(6, 5, 0.08, 0.05, 1e-3, 1);
   PropagativeParameters box;
   box.plastic_solver = PlasticSolver::kBoxPivoting;
   EXPECT_EQ(resolve_plastic(problem, box).status, Status::kLcpFailed);
-  box.plastic_residual_tolerance = loose;
-  ExpectPlasticProjection(problem, resolve_plastic(problem, box), kLooseOutcomeTolerance);
+  box.plastic_residual_tolerance = kSinglePrecisionResidual;
+  ExpectPlasticProjection(problem, resolve_plastic(problem, box), kSinglePrecisionOutcomeTolerance);
 }
 
 /// PropagativeParameters::plastic_residual_tolerance out of its range is
