@@ -7,7 +7,9 @@
 
 #include "core/lcp.h"
 
+#include <simpact/pasquero.h>
 #include <simpact/propagative.h>
+#include <simpact/variational.h>
 #include <simpact_scenes/core_scenes.h>
 #include <simpact_scenes/random_problems.h>
 
@@ -21,6 +23,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace simpact {
 namespace {
@@ -411,6 +414,63 @@ TEST(PlasticResidualTolerance, IsValidated) {
     const ImpactResult at_edge = resolve_plastic(scenes::ball_chain(10, 2.0), parameters);
     EXPECT_EQ(at_edge.status, Status::kSuccess) << edge << ": " << at_edge.message;
   }
+}
+
+/// The other laws' internal plastic solves take the same parameter:
+/// Pasquero's plastic fallback at its iteration cap and the variational
+/// law's enumeration (every sequence capped at one reflection ends in the
+/// plastic outcome) return resolve_plastic's outcome at the tolerance they
+/// are given. The pit (8² × 3 float-rounded balls, the first of
+/// for_each_float_rounded_pit's whose plastic outcome the tolerance
+/// changes) settles at both tolerances with different bits, which the test
+/// asserts, so it fails if either law ignores the parameter. Out-of-range
+/// values are refused by name, naming the law's parameter struct.
+TEST(PlasticResidualTolerance, ReachesPasqueroAndVariational) {
+  const ImpactProblem problem = float_rounded_pit(8, 3, 0.08, 0.05, 1e-3, 1);
+  std::vector<Eigen::VectorXd> plastic;
+  for (const double tolerance : {kResidual, kSinglePrecisionResidual}) {
+    PropagativeParameters parameters;
+    parameters.plastic_residual_tolerance = tolerance;
+    const ImpactResult result = resolve_plastic(problem, parameters);
+    ASSERT_EQ(result.status, Status::kSuccess) << tolerance << ": " << result.message;
+    plastic.push_back(result.outcomes[0].velocity);
+  }
+  ASSERT_FALSE(plastic[0] == plastic[1]) << "the tolerance no longer changes this pit's plastic outcome";
+  for (int k = 0; k < 2; ++k) {
+    const double tolerance = k == 0 ? kResidual : kSinglePrecisionResidual;
+    SCOPED_TRACE(tolerance);
+    PasqueroParameters pasquero;
+    pasquero.max_iterations = 1;
+    pasquero.plastic_residual_tolerance = tolerance;
+    const PasqueroResult by_pasquero = resolve_pasquero(problem, pasquero);
+    ASSERT_EQ(by_pasquero.status, Status::kReflectionCapReached) << by_pasquero.message;
+    EXPECT_TRUE(by_pasquero.velocity == plastic[static_cast<size_t>(k)]);
+    VariationalParameters variational;
+    variational.max_reflections = 1;
+    variational.plastic_residual_tolerance = tolerance;
+    const VariationalResult by_variational = resolve_variational(problem, variational);
+    EXPECT_TRUE(by_variational.on_vertex) << by_variational.message;
+    // One vertex: the projection returns it up to its own rounding, far
+    // below the two tolerances' difference.
+    EXPECT_LE((by_variational.velocity - plastic[static_cast<size_t>(k)]).cwiseAbs().maxCoeff(),
+              1e-3 * (plastic[0] - plastic[1]).cwiseAbs().maxCoeff())
+        << by_variational.message;
+  }
+  const ImpactProblem chain = scenes::ball_chain(10, 2.0);
+  PasqueroParameters pasquero;
+  pasquero.plastic_residual_tolerance = 2.0 * kMaxPlasticResidualTolerance;
+  VariationalParameters variational;
+  variational.plastic_residual_tolerance = std::nan("");
+  const auto refused = [](auto&& call, const std::string& owner) {
+    try {
+      call();
+      ADD_FAILURE() << owner << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(owner + ": plastic_residual_tolerance"), std::string::npos) << e.what();
+    }
+  };
+  refused([&] { resolve_pasquero(chain, pasquero); }, "PasqueroParameters");
+  refused([&] { resolve_variational(chain, variational); }, "VariationalParameters");
 }
 
 TEST(ActiveSetLcp, IsDeterministic) {

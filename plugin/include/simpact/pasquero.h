@@ -60,6 +60,11 @@ struct PasqueroParameters {
   double approach_tolerance = 1e-10;
   /// Validate the problem first (throws InvalidProblem).
   bool validate_input = true;
+  /// Residual accepted for the plastic LCP of the fallback at the iteration
+  /// cap (PropagativeParameters::plastic_residual_tolerance: its meaning,
+  /// its range [kMinPlasticResidualTolerance, kMaxPlasticResidualTolerance],
+  /// and why the Bullet adapter sets 2⁻²⁴ in single precision).
+  double plastic_residual_tolerance = 1e-9;
 };
 
 struct PasqueroResult {

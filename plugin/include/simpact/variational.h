@@ -84,6 +84,11 @@ struct VariationalParameters {
   int max_vertices = 1000;
   /// Validate the problem first (throws InvalidProblem).
   bool validate_input = true;
+  /// Residual accepted for the plastic LCP of an enumerated sequence that
+  /// reaches its reflection cap and falls back to the plastic outcome
+  /// (PropagativeParameters::plastic_residual_tolerance: its meaning, its
+  /// range, and why the Bullet adapter sets 2⁻²⁴ in single precision).
+  double plastic_residual_tolerance = 1e-9;
 };
 
 struct VariationalResult {

@@ -220,12 +220,14 @@ bool resolve_law(const LawRows& rows, const ClusterPlan& plan, const ImpactSetti
     if (plan.law == PlannedLaw::kPasquero) {
       PasqueroParameters parameters;
       parameters.validate_input = false;
+      parameters.plastic_residual_tolerance = kPlasticResidualTolerance;
       return take(resolve_pasquero(problem, parameters));
     }
     VariationalParameters parameters;
     parameters.max_reflections = settings.max_reflections;
     parameters.enumeration_budget = settings.variational_budget;
     parameters.validate_input = false;
+    parameters.plastic_residual_tolerance = kPlasticResidualTolerance;
     VariationalResult variational = resolve_variational(problem, parameters);
     if (variational.status != Status::kBudgetExhausted) return take(std::move(variational));
     // Over the budget the hull is partial: the propagative law (R = 1)

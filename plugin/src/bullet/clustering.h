@@ -132,7 +132,9 @@ ImpactProblem impact_problem(const SparseColMatrix& inverse_mass, const SparseRo
                              double restitution);
 
 /// The plastic LCP's accepted residual for this build's btScalar
-/// (PropagativeParameters::plastic_residual_tolerance): the core's 1e-9 in
+/// (PropagativeParameters::plastic_residual_tolerance; the adapters pass it
+/// to every law that takes it: propagative, Pasquero's plastic fallback,
+/// the variational law's enumeration): the core's 1e-9 in
 /// double; in single precision 2⁻²⁴ = 6.0e-8, float's unit roundoff. The
 /// outcome is written back into float velocities, which rounds every
 /// component by up to that fraction of its size, so a residual below it

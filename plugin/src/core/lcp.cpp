@@ -1,5 +1,7 @@
 #include "core/lcp.h"
 
+#include <simpact/propagative.h>
+
 #include <Eigen/Cholesky>
 #include <Eigen/QR>
 
@@ -18,6 +20,13 @@ std::string short_number(double x) {
   text.precision(3);
   text << x;
   return text.str();
+}
+
+void require_plastic_residual_tolerance(double value, const char* owner) {
+  if (value >= kMinPlasticResidualTolerance && value <= kMaxPlasticResidualTolerance) return;
+  throw std::invalid_argument(std::string("simpact::") + owner + ": plastic_residual_tolerance must be in [" +
+                              short_number(kMinPlasticResidualTolerance) + ", " +
+                              short_number(kMaxPlasticResidualTolerance) + "], got " + short_number(value));
 }
 
 // Condensed (Tucker) tableau: one column per NONBASIC variable plus the

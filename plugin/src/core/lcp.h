@@ -23,6 +23,13 @@ enum class LcpStatus { kSolved, kRayTermination, kPivotLimit, kInaccurate };
 /// std::to_string's fixed six decimals print every small violation as 0.
 std::string short_number(double x);
 
+/// Throws std::invalid_argument("simpact::<owner>: plastic_residual_tolerance
+/// must be in [...]") unless `value` lies in [kMinPlasticResidualTolerance,
+/// kMaxPlasticResidualTolerance] (propagative.h; NaN is refused). One check
+/// for every law that takes the parameter (propagative, Pasquero,
+/// variational).
+void require_plastic_residual_tolerance(double value, const char* owner);
+
 struct LemkeParameters {
   /// Column entries at or below this × the column's largest magnitude are not
   /// pivoted on. 1e-12 rejects entries that are rounding noise (≈ m·1e-16

@@ -1,6 +1,7 @@
 #include <simpact/pasquero.h>
 
 #include "core/inertia.h"
+#include "core/lcp.h"
 
 #include <Eigen/Dense>
 
@@ -24,6 +25,7 @@ PasqueroResult resolve_pasquero(const ImpactProblem& problem, const PasqueroPara
   require(parameters.max_iterations >= 0, "max_iterations must be >= 0 (0 = automatic)");
   require(std::isfinite(parameters.approach_tolerance) && parameters.approach_tolerance >= 0.0,
           "approach_tolerance must be finite and >= 0");
+  internal::require_plastic_residual_tolerance(parameters.plastic_residual_tolerance, "PasqueroParameters");
   if (parameters.validate_input) validate(problem);
 
   const Eigen::Index m = problem.contacts();
@@ -63,6 +65,7 @@ PasqueroResult resolve_pasquero(const ImpactProblem& problem, const PasqueroPara
       plastic.restitution = 0.0;
       PropagativeParameters fallback;
       fallback.validate_input = false;
+      fallback.plastic_residual_tolerance = parameters.plastic_residual_tolerance;
       const ImpactResult p = resolve_plastic(plastic, fallback);
       result.status = p.status == Status::kSuccess ? Status::kReflectionCapReached : p.status;
       result.message = "iteration cap of " + std::to_string(cap) +

@@ -148,13 +148,7 @@ class Resolution {
       : p_(problem), params_(params), ws_(ws), space_(ws.space), m_(problem.contacts()) {}
 
   void run(bool plastic_only) {
-    if (!(params_.plastic_residual_tolerance >= kMinPlasticResidualTolerance &&
-          params_.plastic_residual_tolerance <= kMaxPlasticResidualTolerance))
-      throw std::invalid_argument(
-          "simpact::PropagativeParameters: plastic_residual_tolerance must be in [" +
-          internal::short_number(kMinPlasticResidualTolerance) + ", " +
-          internal::short_number(kMaxPlasticResidualTolerance) + "], got " +
-          internal::short_number(params_.plastic_residual_tolerance));
+    internal::require_plastic_residual_tolerance(params_.plastic_residual_tolerance, "PropagativeParameters");
     ImpactResult& r = ws_.result;
     r.status = Status::kSuccess;
     r.message.clear();

@@ -1,6 +1,7 @@
 #include <simpact/variational.h>
 
 #include "core/inertia.h"
+#include "core/lcp.h"
 
 #include <Eigen/Dense>
 
@@ -116,6 +117,7 @@ VariationalResult resolve_variational(const ImpactProblem& problem, const Variat
               parameters.dedup_tolerance < 1.0,
           "dedup_tolerance must be in [0, 1)");
   require(parameters.max_vertices >= 1, "max_vertices must be >= 1");
+  internal::require_plastic_residual_tolerance(parameters.plastic_residual_tolerance, "VariationalParameters");
   if (parameters.validate_input) validate(problem);
 
   // Steps 1–3: every distinct elastic sequence outcome (propagative.h, kAll).
@@ -128,6 +130,7 @@ VariationalResult resolve_variational(const ImpactProblem& problem, const Variat
   enumeration.dedup_tolerance = parameters.dedup_tolerance;
   enumeration.validate_input = false;
   enumeration.compute_energy = true;
+  enumeration.plastic_residual_tolerance = parameters.plastic_residual_tolerance;
   const ImpactResult all = resolve(elastic, enumeration);
 
   VariationalResult result;
