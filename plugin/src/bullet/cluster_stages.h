@@ -249,9 +249,56 @@ struct Assembly {
   std::string why;  ///< kFailed: the reason (the report's message)
 };
 
+/// Stage "restore energy": gains of an outcome's kinetic energy over
+/// E(v*), measured in the bodies' own metric, at or below this fraction of
+/// E(v*) are left bit for bit. A law conserves or dissipates energy in ITS
+/// metric, the explicit matrix M⁻¹_G; a well-conditioned outcome measured in
+/// the bodies' metric reproduces its energy to ~n·ε ≈ 1e-14 relative, which
+/// 1e-12 leaves alone.
+inline constexpr double kEnergyRestoreThreshold = 1e-12;
+/// The largest shrink 1 − s of the outcome's change that restore_energy
+/// makes: 1e-8, the outcome check's approach allowance
+/// (core/outcome_check.h, kOutcomeApproachTolerance), so no contact velocity
+/// moves by more than that fraction of its change. A gain that needs more
+/// is not rounding and is left to the adapter's own energy check.
+inline constexpr double kEnergyRestoreMaxShrink = 1e-8;
+
+/// Stage "restore energy", between complete and check outcome. A joint
+/// group's M⁻¹_G = M⁻¹ − R Rᵀ (joint_rows.h) is formed with
+/// R = M⁻¹Ĝᵀ U Λ^{-1/2}: joint rows that nearly conflict (eigenvalues of
+/// the Gram matrix near kJointRankTolerance) give it absolute rounding of
+/// ~ε/λ_min per entry, and a contact the joints nearly block (W_ii ≪
+/// |J_i|² ‖M⁻¹‖) amplifies rounding by |J_i|² ‖M⁻¹‖ / W_ii. The law, exact
+/// in its own metric, then gains a few 1e-9 of E(v*) in the bodies' metric
+/// (fuzz_worlds seed 20261207 world 1127: 2.2e-9; seed 20261215 world 669:
+/// 3.1e-9, a 9259 N·s impulse on W = 9e-7). In exact arithmetic the change
+/// Δ = v⁺ − v* conserves or dissipates; scaling it by
+///     s = −⟨v*, Δ⟩_M / E(Δ),   ⟨v*, Δ⟩_M = E(v⁺) − E(v*) − E(Δ),
+/// gives E(v* + sΔ) = E(v*) exactly (E(x) = ½ xᵀMx, `energy`). Applied only
+/// when the gain exceeds kEnergyRestoreThreshold · E(v*) and
+/// 0 < 1 − s ≤ kEnergyRestoreMaxShrink; then `velocity` and `energy_after`
+/// are replaced and it returns true. `before` is v*, `energy_before` E(v*).
+template <class Energy>
+bool restore_energy(const Energy& energy, const Eigen::VectorXd& before, double energy_before,
+                    Eigen::VectorXd& velocity, double& energy_after) {
+  if (!(energy_after > energy_before * (1.0 + kEnergyRestoreThreshold))) return false;
+  const Eigen::VectorXd change = velocity - before;
+  const double change_energy = energy(change);
+  if (!(change_energy > 0.0)) return false;
+  const double cross = energy_after - energy_before - change_energy;
+  const double shrink = 1.0 + cross / change_energy;  // 1 − s
+  if (!(shrink > 0.0 && shrink <= kEnergyRestoreMaxShrink)) return false;
+  Eigen::VectorXd restored = before + (1.0 - shrink) * change;
+  const double restored_energy = energy(restored);
+  if (!(restored_energy < energy_after)) return false;
+  velocity = std::move(restored);
+  energy_after = restored_energy;
+  return true;
+}
+
 /// The stages of one cluster, in order, written once for both adapters:
 /// plan → [cap: report] → assemble → check rows → resolve → complete →
-/// check outcome → apply. `Cluster` is an adapter's view of one cluster
+/// restore energy → check outcome → apply. `Cluster` is an adapter's view of one cluster
 /// (its nodes' kinds stay inside it):
 ///   ClusterPlan plan();                     // the plan stage's inputs folded in
 ///   int candidates() const;                 // candidate contacts (the Routh cap counts them)
@@ -318,8 +365,13 @@ Resolution run_cluster(Cluster& cluster, const ImpactSettings& settings, LawStat
   const LawInputs inputs = cluster.law_inputs(plan);
   Eigen::VectorXd law_velocity;
   if (!resolve_law(rows, plan, settings, inputs, law, stats, report, law_velocity)) return Resolution::kFailed;
-  const Eigen::VectorXd velocity = cluster.complete(law_velocity);
+  Eigen::VectorXd velocity = cluster.complete(law_velocity);
   report.energy_after = cluster.energy(velocity);
+  // Restore energy.
+  if (restore_energy([&](const Eigen::VectorXd& v) { return cluster.energy(v); },
+                     cluster.complete(rows.admissible), report.energy_before, velocity, report.energy_after))
+    ++stats.energy_restored;
+  // Check outcome.
   if (!cluster.check(velocity, report, stats)) return Resolution::kFailed;
   // Apply.
   if (!velocity.allFinite() || !cluster.apply(velocity, plan)) {
