@@ -219,6 +219,7 @@ Reflection Reflect() {
 TEST(RestoreEnergy, ScalesBackRoundingGainsOnly) {
   const restore::Reflection r = restore::Reflect();
   const auto energy = [&](const Eigen::VectorXd& v) { return r.energy(v); };
+  const auto before = [&] { return r.before; };
   const double e0 = r.energy(r.before);
   ASSERT_NEAR(r.energy(r.after), e0, 1e-14 * e0);
   const Eigen::VectorXd change = r.after - r.before;
@@ -232,7 +233,7 @@ TEST(RestoreEnergy, ScalesBackRoundingGainsOnly) {
   Eigen::VectorXd velocity = gaining(3e-9);
   double e1 = r.energy(velocity);
   ASSERT_GT(e1, e0 * (1.0 + 1e-9));
-  ASSERT_TRUE(internal::restore_energy(energy, r.before, e0, velocity, e1));
+  ASSERT_TRUE(internal::restore_energy(energy, before, e0, velocity, e1));
   EXPECT_LE(std::abs(e1 - e0), 1e-14 * e0);
   EXPECT_DOUBLE_EQ(e1, r.energy(velocity));
   EXPECT_LE((velocity - r.after).cwiseAbs().maxCoeff(), 1e-8 * change.cwiseAbs().maxCoeff());
@@ -243,7 +244,7 @@ TEST(RestoreEnergy, ScalesBackRoundingGainsOnly) {
     velocity = original;
     e1 = r.energy(velocity);
     const double e1_original = e1;
-    EXPECT_FALSE(internal::restore_energy(energy, r.before, e0, velocity, e1));
+    EXPECT_FALSE(internal::restore_energy(energy, before, e0, velocity, e1));
     EXPECT_TRUE(velocity == original);
     EXPECT_EQ(e1, e1_original);
   }

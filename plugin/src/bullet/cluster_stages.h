@@ -277,11 +277,14 @@ inline constexpr double kEnergyRestoreMaxShrink = 1e-8;
 /// gives E(v* + sΔ) = E(v*) exactly (E(x) = ½ xᵀMx, `energy`). Applied only
 /// when the gain exceeds kEnergyRestoreThreshold · E(v*) and
 /// 0 < 1 − s ≤ kEnergyRestoreMaxShrink; then `velocity` and `energy_after`
-/// are replaced and it returns true. `before` is v*, `energy_before` E(v*).
-template <class Energy>
-bool restore_energy(const Energy& energy, const Eigen::VectorXd& before, double energy_before,
+/// are replaced and it returns true. `make_before()` gives v*, called only
+/// past the threshold (an outcome that gains nothing costs one comparison);
+/// `energy_before` is E(v*).
+template <class Energy, class MakeBefore>
+bool restore_energy(const Energy& energy, const MakeBefore& make_before, double energy_before,
                     Eigen::VectorXd& velocity, double& energy_after) {
   if (!(energy_after > energy_before * (1.0 + kEnergyRestoreThreshold))) return false;
+  const Eigen::VectorXd before = make_before();
   const Eigen::VectorXd change = velocity - before;
   const double change_energy = energy(change);
   if (!(change_energy > 0.0)) return false;
@@ -369,7 +372,8 @@ Resolution run_cluster(Cluster& cluster, const ImpactSettings& settings, LawStat
   report.energy_after = cluster.energy(velocity);
   // Restore energy.
   if (restore_energy([&](const Eigen::VectorXd& v) { return cluster.energy(v); },
-                     cluster.complete(rows.admissible), report.energy_before, velocity, report.energy_after))
+                     [&] { return cluster.complete(rows.admissible); }, report.energy_before, velocity,
+                     report.energy_after))
     ++stats.energy_restored;
   // Check outcome.
   if (!cluster.check(velocity, report, stats)) return Resolution::kFailed;
