@@ -276,7 +276,8 @@ inline constexpr double kEnergyRestoreMaxShrink = 1e-8;
 ///     s = −⟨v*, Δ⟩_M / E(Δ),   ⟨v*, Δ⟩_M = E(v⁺) − E(v*) − E(Δ),
 /// gives E(v* + sΔ) = E(v*) exactly (E(x) = ½ xᵀMx, `energy`). Applied only
 /// when the gain exceeds kEnergyRestoreThreshold · E(v*) and
-/// 0 < 1 − s ≤ kEnergyRestoreMaxShrink; then `velocity` and `energy_after`
+/// 0 < 1 − s ≤ kEnergyRestoreMaxShrink (run_cluster: and only for clusters
+/// whose energy no impact may raise); then `velocity` and `energy_after`
 /// are replaced and it returns true. `make_before()` gives v*, called only
 /// past the threshold (an outcome that gains nothing costs one comparison);
 /// `energy_before` is E(v*).
@@ -317,6 +318,8 @@ bool restore_energy(const Energy& energy, const MakeBefore& make_before, double 
 ///   Eigen::VectorXd complete(const Eigen::VectorXd& law_velocity) const;
 ///                                           // the cluster's v⁺ from the law's v⁺_a
 ///   double energy(const Eigen::VectorXd& velocity) const;  // [J]
+///   bool energy_is_invariant() const;       // no impact of this cluster may gain
+///                                           // in energy(): restore energy applies
 ///   bool check(const Eigen::VectorXd& velocity, ImpactReport& report, ImpactStats& stats);
 ///                                           // false: rejected (status and message set)
 ///   bool apply(const Eigen::VectorXd& velocity, const ClusterPlan& plan);
@@ -370,8 +373,10 @@ Resolution run_cluster(Cluster& cluster, const ImpactSettings& settings, LawStat
   if (!resolve_law(rows, plan, settings, inputs, law, stats, report, law_velocity)) return Resolution::kFailed;
   Eigen::VectorXd velocity = cluster.complete(law_velocity);
   report.energy_after = cluster.energy(velocity);
-  // Restore energy.
-  if (restore_energy([&](const Eigen::VectorXd& v) { return cluster.energy(v); },
+  // Restore energy (only where no impact may gain: a moving kinematic
+  // partner or a body's factors can make a gain legitimate).
+  if (cluster.energy_is_invariant() &&
+      restore_energy([&](const Eigen::VectorXd& v) { return cluster.energy(v); },
                      [&] { return cluster.complete(rows.admissible); }, report.energy_before, velocity,
                      report.energy_after))
     ++stats.energy_restored;

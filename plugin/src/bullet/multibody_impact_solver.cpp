@@ -918,6 +918,9 @@ struct MultibodyCluster {
   // The projections onto couplings and joints are part of δ = v⁺ − v*.
   Eigen::VectorXd complete(const Eigen::VectorXd& law_velocity) const { return law_velocity; }
   double energy(const Eigen::VectorXd& velocity) const { return rows.energy(velocity); }
+  // The energy above is the law's own metric: the law's check already holds
+  // it, and there is no rounding of another metric to restore.
+  bool energy_is_invariant() const { return false; }
 
   // The written velocities: v_post + δ (multibody), v + δ (rigid).
   bool check(const Eigen::VectorXd& after, ImpactReport& report, ImpactStats&) {

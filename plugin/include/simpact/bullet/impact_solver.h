@@ -502,8 +502,8 @@ struct ImpactStats {
   /// Law variational: clusters whose enumeration exceeded
   /// ImpactSettings::variational_budget, resolved by the propagative law.
   std::int64_t variational_over_budget = 0;
-  /// Impacts whose outcome gained energy by rounding in the bodies' own
-  /// metric (more than 1e-12 of the cluster's energy: nearly conflicting
+  /// Rigid adapter: impacts whose outcome gained energy by rounding in the
+  /// bodies' own metric (more than 1e-12 of the cluster's energy: nearly conflicting
   /// joints, contacts the joints nearly block) and had its change scaled
   /// by at most 1e-8 to conserve it exactly (cluster stage "restore energy",
   /// docs/pipeline.md).
