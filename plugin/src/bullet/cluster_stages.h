@@ -374,8 +374,9 @@ Resolution run_cluster(Cluster& cluster, const ImpactSettings& settings, LawStat
   Eigen::VectorXd velocity = cluster.complete(law_velocity);
   report.energy_after = cluster.energy(velocity);
   // Restore energy (only where no impact may gain: a moving kinematic
-  // partner or a body's factors can make a gain legitimate).
-  if (cluster.energy_is_invariant() &&
+  // partner or a body's factors can make a gain legitimate). The predicate
+  // loops over the cluster, so it is asked only of outcomes that gain.
+  if (report.energy_after > report.energy_before && cluster.energy_is_invariant() &&
       restore_energy([&](const Eigen::VectorXd& v) { return cluster.energy(v); },
                      [&] { return cluster.complete(rows.admissible); }, report.energy_before, velocity,
                      report.energy_after))

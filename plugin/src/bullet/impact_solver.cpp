@@ -1198,8 +1198,8 @@ struct RigidCluster {
   // on the same pair) can turn a large v_g into a gain through that cross
   // term. Such a cluster is the base solver's.
   bool check(const Eigen::VectorXd&, ImpactReport& report, ImpactStats& stats) const {
-    if (energy_is_invariant() &&
-        !(report.energy_after <= report.energy_before * (1.0 + kClusterEnergyGainTolerance))) {
+    if (!(report.energy_after <= report.energy_before * (1.0 + kClusterEnergyGainTolerance)) &&
+        energy_is_invariant()) {
       report.status = Status::kEnergyGain;
       add_message(report, "the joint-violating velocity would gain energy through the impact");
       ++stats.fallbacks;
