@@ -6,12 +6,17 @@
 # undefined behaviour fails instead of printing a line nobody reads.
 #
 # SIMPACT_BUILD_FUZZERS=ON (Clang only) builds the libFuzzer targets of
-# tests/fuzz/ and instruments the libraries they call for coverage
-# (-fsanitize=fuzzer-no-link) as well as with ASan and UBSan. Build only the
-# fuzz targets in such a tree: every other executable is instrumented too.
+# tests/fuzz/ and instruments the code they explore, the plugin's libraries
+# (plugin/CMakeLists.txt: the core, the adapters, the CLI), for coverage
+# (SIMPACT_FUZZ_COVERAGE_FLAGS, -fsanitize=fuzzer-no-link) as well as with
+# ASan and UBSan. The tests may share such a tree (CI's sanitizer stage
+# builds the fuzz targets and the tests once): the sanitizer runtimes
+# define the coverage hooks as no-ops outside a fuzzer, and the tests' own
+# files are not coverage-instrumented.
 #
-# Both are global (add_compile_options before the project's targets are
-# defined), so the core, the adapters and the CLI are instrumented alike.
+# The sanitizers are global (add_compile_options before the project's
+# targets are defined), so the core, the adapters, the CLI and the tests are
+# instrumented alike.
 # Bullet, Eigen's headers aside, and GoogleTest come from Debian packages
 # and are not instrumented: ASan still checks every access made by our code.
 set(SIMPACT_SANITIZER_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -28,5 +33,5 @@ if(SIMPACT_BUILD_FUZZERS)
     message(FATAL_ERROR "SIMPACT_BUILD_FUZZERS needs Clang (libFuzzer), e.g. "
                         "-DCMAKE_CXX_COMPILER=clang++; the compiler is ${CMAKE_CXX_COMPILER_ID}")
   endif()
-  add_compile_options(-fsanitize=fuzzer-no-link)
+  set(SIMPACT_FUZZ_COVERAGE_FLAGS -fsanitize=fuzzer-no-link)
 endif()
