@@ -70,11 +70,9 @@ class Rng {
   }
   Eigen::Quaterniond rotation() {
     for (;;) {  // rejection from the 4-cube: uniform on SO(3); drawn z, y, x, w
-      const double z = uniform(-1, 1);
-      const double y = uniform(-1, 1);
-      const double x = uniform(-1, 1);
+      const Eigen::Vector3d v = vector(-1, 1);
       const double w = uniform(-1, 1);
-      Eigen::Quaterniond q(w, x, y, z);
+      Eigen::Quaterniond q(w, v.x(), v.y(), v.z());
       const double n = q.norm();
       if (n > 0.1 && n <= 1.0) {
         q.coeffs() /= n;
