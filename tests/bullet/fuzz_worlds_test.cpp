@@ -342,6 +342,37 @@ INSTANTIATE_TEST_SUITE_P(
       return "seed" + std::to_string(param_info.param.seed) + "_world" + std::to_string(param_info.param.index);
     });
 
+// Multibody worlds of the long run (fuzz_worlds --multibody) that failed
+// before a fix, as FuzzRegression above: each must now pass the harness's
+// checks (FuzzWorldResult::failed) and still reach the impact phase.
+class MultibodyFuzzRegression : public ::testing::TestWithParam<FixedWorld> {};
+
+TEST_P(MultibodyFuzzRegression, FixedWorldStaysFixed) {
+  const FixedWorld& world = GetParam();
+  FuzzOptions options;
+  options.steps = 100;  // the long run's length: the gain below came at step 92
+  options.run_stock = false;
+  const FuzzWorldResult result = run_fuzz_multibody_world(world.seed, world.index, options);
+  EXPECT_FALSE(result.failed()) << world.defect << ": " << failure_summary(result)
+                                << "; rerun: fuzz_worlds --multibody --seed " << world.seed << " --only "
+                                << world.index << " --steps " << options.steps;
+  EXPECT_EQ(result.impact_gains, 0) << world.defect;
+  EXPECT_GT(result.impacts, 0) << "the world no longer exercises the impact phase";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LongRunWorlds, MultibodyFuzzRegression,
+    ::testing::Values(
+        // Law propagative over MLCP Lemke, trees with prismatic links: one
+        // elastic contact on a tree whose M⁻¹ spans eigenvalues 9e-5 to 4e3
+        // gained 1.9e-9 of E in the law's own metric (the reflection's
+        // M⁻¹jᵀλ rounds with cancellation); the multibody adapter did not
+        // run the restore-energy stage.
+        FixedWorld{20261230, 463, "rounding of an ill-conditioned tree metric"}),
+    [](const ::testing::TestParamInfo<FixedWorld>& param_info) {
+      return "seed" + std::to_string(param_info.param.seed) + "_world" + std::to_string(param_info.param.index);
+    });
+
 // The Featherstone variant: fewer, shorter worlds (simpact's multibody
 // step costs ~0.6 ms here): 50 worlds × 60 steps, ~2 s of CPU in Release.
 TEST(FuzzWorlds, MultibodyShortRunNeverFailsTheHost) {

@@ -271,7 +271,10 @@ inline constexpr double kEnergyRestoreMaxShrink = 1e-8;
 /// |J_i|² ‖M⁻¹‖) amplifies rounding by |J_i|² ‖M⁻¹‖ / W_ii. The law, exact
 /// in its own metric, then gains a few 1e-9 of E(v*) in the bodies' metric
 /// (fuzz_worlds seed 20261207 world 1127: 2.2e-9; seed 20261215 world 669:
-/// 3.1e-9, a 9259 N·s impulse on W = 9e-7). In exact arithmetic the change
+/// 3.1e-9, a 9259 N·s impulse on W = 9e-7). A multibody tree's own M⁻¹,
+/// ill-conditioned (eigenvalues 9e-5 to 4e3), rounds a reflection M⁻¹jᵀλ
+/// with cancellation the same way (fuzz_worlds --multibody seed 20261230
+/// world 463: 1.9e-9 in the law's metric). In exact arithmetic the change
 /// Δ = v⁺ − v* conserves or dissipates; scaling it by
 ///     s = −⟨v*, Δ⟩_M / E(Δ),   ⟨v*, Δ⟩_M = E(v⁺) − E(v*) − E(Δ),
 /// gives E(v* + sΔ) = E(v*) exactly (E(x) = ½ xᵀMx, `energy`). Applied only

@@ -502,9 +502,10 @@ struct ImpactStats {
   /// Law variational: clusters whose enumeration exceeded
   /// ImpactSettings::variational_budget, resolved by the propagative law.
   std::int64_t variational_over_budget = 0;
-  /// Rigid adapter: impacts whose outcome gained energy by rounding in the
-  /// bodies' own metric (more than 1e-12 of the cluster's energy: nearly conflicting
-  /// joints, contacts the joints nearly block) and had its change scaled
+  /// Impacts whose outcome gained energy by rounding in the adapter's
+  /// measure (more than 1e-12 of the cluster's energy: in the rigid
+  /// adapter nearly conflicting joints or contacts the joints nearly block,
+  /// in the multibody adapter an ill-conditioned tree metric) and had its change scaled
   /// by at most 1e-8 to conserve it exactly (cluster stage "restore energy",
   /// docs/pipeline.md).
   std::int64_t energy_restored = 0;
