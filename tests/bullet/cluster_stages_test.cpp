@@ -230,10 +230,27 @@ TEST(RestoreEnergy, ScalesBackRoundingGainsOnly) {
     return Eigen::VectorXd(r.before + (1.0 + stretch) * change);
   };
 
+  // Whether the cluster may gain is asked past the threshold only.
+  int asked = 0;
+  const auto invariant = [&] {
+    ++asked;
+    return true;
+  };
+  const auto may_gain = [] { return false; };
+
   Eigen::VectorXd velocity = gaining(3e-9);
   double e1 = r.energy(velocity);
   ASSERT_GT(e1, e0 * (1.0 + 1e-9));
-  ASSERT_TRUE(internal::restore_energy(energy, before, e0, velocity, e1));
+  {
+    // A cluster whose impact may gain (a moving partner) keeps its outcome.
+    Eigen::VectorXd kept = velocity;
+    double e_kept = e1;
+    EXPECT_FALSE(internal::restore_energy(energy, may_gain, before, e0, kept, e_kept));
+    EXPECT_TRUE(kept == velocity);
+    EXPECT_EQ(e_kept, e1);
+  }
+  ASSERT_TRUE(internal::restore_energy(energy, invariant, before, e0, velocity, e1));
+  EXPECT_EQ(asked, 1);
   EXPECT_LE(std::abs(e1 - e0), 1e-14 * e0);
   EXPECT_DOUBLE_EQ(e1, r.energy(velocity));
   EXPECT_LE((velocity - r.after).cwiseAbs().maxCoeff(), 1e-8 * change.cwiseAbs().maxCoeff());
@@ -244,8 +261,10 @@ TEST(RestoreEnergy, ScalesBackRoundingGainsOnly) {
     velocity = original;
     e1 = r.energy(velocity);
     const double e1_original = e1;
-    EXPECT_FALSE(internal::restore_energy(energy, before, e0, velocity, e1));
+    asked = 0;
+    EXPECT_FALSE(internal::restore_energy(energy, invariant, before, e0, velocity, e1));
     EXPECT_TRUE(velocity == original);
     EXPECT_EQ(e1, e1_original);
+    EXPECT_EQ(asked, gain > 1e-12 ? 1 : 0);  // kEnergyRestoreThreshold
   }
 }

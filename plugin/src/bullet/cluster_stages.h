@@ -278,16 +278,17 @@ inline constexpr double kEnergyRestoreMaxShrink = 1e-8;
 /// Δ = v⁺ − v* conserves or dissipates; scaling it by
 ///     s = −⟨v*, Δ⟩_M / E(Δ),   ⟨v*, Δ⟩_M = E(v⁺) − E(v*) − E(Δ),
 /// gives E(v* + sΔ) = E(v*) exactly (E(x) = ½ xᵀMx, `energy`). Applied only
-/// when the gain exceeds kEnergyRestoreThreshold · E(v*) and
-/// 0 < 1 − s ≤ kEnergyRestoreMaxShrink (run_cluster: and only for clusters
-/// whose energy no impact may raise); then `velocity` and `energy_after`
-/// are replaced and it returns true. `make_before()` gives v*, called only
-/// past the threshold (an outcome that gains nothing costs one comparison);
+/// when the gain exceeds kEnergyRestoreThreshold · E(v*), `invariant()`
+/// holds (no impact of this cluster may raise its energy: run_cluster asks
+/// Cluster::energy_is_invariant) and 0 < 1 − s ≤ kEnergyRestoreMaxShrink;
+/// then `velocity` and `energy_after` are replaced and it returns true.
+/// `invariant()` and `make_before()` (v*) are called only past the
+/// threshold, so an outcome that gains nothing costs one comparison;
 /// `energy_before` is E(v*).
-template <class Energy, class MakeBefore>
-bool restore_energy(const Energy& energy, const MakeBefore& make_before, double energy_before,
-                    Eigen::VectorXd& velocity, double& energy_after) {
-  if (!(energy_after > energy_before * (1.0 + kEnergyRestoreThreshold))) return false;
+template <class Energy, class Invariant, class MakeBefore>
+bool restore_energy(const Energy& energy, const Invariant& invariant, const MakeBefore& make_before,
+                    double energy_before, Eigen::VectorXd& velocity, double& energy_after) {
+  if (!(energy_after > energy_before * (1.0 + kEnergyRestoreThreshold)) || !invariant()) return false;
   const Eigen::VectorXd before = make_before();
   const Eigen::VectorXd change = velocity - before;
   const double change_energy = energy(change);
@@ -376,11 +377,10 @@ Resolution run_cluster(Cluster& cluster, const ImpactSettings& settings, LawStat
   if (!resolve_law(rows, plan, settings, inputs, law, stats, report, law_velocity)) return Resolution::kFailed;
   Eigen::VectorXd velocity = cluster.complete(law_velocity);
   report.energy_after = cluster.energy(velocity);
-  // Restore energy (only where no impact may gain: a moving kinematic
-  // partner or a body's factors can make a gain legitimate). The predicate
-  // loops over the cluster, so it is asked only of outcomes that gain.
-  if (report.energy_after > report.energy_before && cluster.energy_is_invariant() &&
-      restore_energy([&](const Eigen::VectorXd& v) { return cluster.energy(v); },
+  // Restore energy (only where no impact may gain: a moving partner or, in
+  // the rigid adapter, a body's factors can make a gain legitimate).
+  if (restore_energy([&](const Eigen::VectorXd& v) { return cluster.energy(v); },
+                     [&] { return cluster.energy_is_invariant(); },
                      [&] { return cluster.complete(rows.admissible); }, report.energy_before, velocity,
                      report.energy_after))
     ++stats.energy_restored;
