@@ -5,6 +5,7 @@
 // conservative worlds (e = 1, no friction, gravity or joints) never gain
 // kinetic energy, neither in the impact phase nor over a whole step. The
 // long run is demos/fuzz_worlds.
+#include "simpact_scenes/fingerprint.h"
 #include "simpact_scenes/random_worlds.h"
 
 #include <gtest/gtest.h>
@@ -13,7 +14,6 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <set>
 #include <sstream>
 #include <string>
@@ -63,37 +63,11 @@ TEST(RandomWorlds, SameSeedAndIndexGiveTheSameWorldBitForBit) {
 // unit_vector() * uniform()), whose evaluation order C++ leaves unspecified:
 // GCC and Clang drew different worlds from one seed, and two FuzzRegression
 // worlds found with GCC no longer reached an impact in the Clang build.
-// The fingerprint is FNV-1a over the bits of every drawn vector and
-// rotation of 50 rigid and 50 multibody worlds of kSeed; it is GCC 12's,
-// from before the fix (the generator keeps GCC's order), and CI's Clang
-// sanitizer stage checks it too. When the generator changes on purpose,
-// the failure message prints the new value.
-class Fingerprint {
- public:
-  void add(double value) {
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &value, sizeof bits);
-    for (int byte = 0; byte < 8; ++byte) {
-      hash_ = (hash_ ^ ((bits >> (8 * byte)) & 0xFFu)) * 0x100000001B3ull;
-    }
-  }
-  void add(const Eigen::Vector3d& v) {
-    for (int i = 0; i < 3; ++i) add(v[i]);
-  }
-  void add(const Eigen::Quaterniond& q) {
-    for (int i = 0; i < 4; ++i) add(q.coeffs()[i]);
-  }
-  template <class First, class... Rest>
-  void add(const First& first, const Rest&... rest) {
-    add(first);
-    (add(rest), ...);
-  }
-  std::uint64_t value() const { return hash_; }
-
- private:
-  std::uint64_t hash_ = 0xCBF29CE484222325ull;
-};
-
+// The fingerprint (simpact_scenes/fingerprint.h, FNV-1a) is over the bits
+// of every drawn vector and rotation of 50 rigid and 50 multibody worlds of
+// kSeed; it is GCC 12's, from before the fix (the generator keeps GCC's
+// order), and CI's Clang sanitizer stage checks it too. When the generator
+// changes on purpose, the failure message prints the new value.
 TEST(RandomWorlds, SeedDrawsTheSameWorldsWithEveryCompiler) {
   Fingerprint rigid;
   for (std::int64_t index = 0; index < 50; ++index) {

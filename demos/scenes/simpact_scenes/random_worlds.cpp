@@ -1,5 +1,7 @@
 #include "simpact_scenes/random_worlds.h"
 
+#include "simpact_scenes/fingerprint.h"
+
 #include <BulletDynamics/Featherstone/btMultiBody.h>
 #include <BulletDynamics/Featherstone/btMultiBodyDynamicsWorld.h>
 #include <LinearMath/btTransformUtil.h>
@@ -1043,27 +1045,16 @@ std::vector<Link> draw_links(Rng& rng, const Eigen::Vector3d& root, bool elastic
 // velocities: a per-step fingerprint (trace) that shows a refactor changed
 // nothing, bit for bit.
 std::uint64_t multibody_world_digest(btMultiBodyDynamicsWorld& world) {
-  std::uint64_t hash = 1469598103934665603ull;
-  const auto add = [&](const void* data, std::size_t bytes) {
-    const unsigned char* p = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ull;
-  };
+  Fingerprint digest;
   const auto add_vector = [&](const btVector3& v) {
-    for (int i = 0; i < 3; ++i) {
-      const btScalar x = v[i];
-      add(&x, sizeof x);
-    }
+    for (int i = 0; i < 3; ++i) digest.add(v[i]);
   };
   for (int m = 0; m < world.getNumMultibodies(); ++m) {
     const btMultiBody& mb = *world.getMultiBody(m);
     add_vector(mb.getBasePos());
     add_vector(mb.getBaseVel());
     add_vector(mb.getBaseOmega());
-    for (int link = 0; link < mb.getNumLinks(); ++link) {
-      const btScalar q = mb.getJointPos(link), qd = mb.getJointVel(link);
-      add(&q, sizeof q);
-      add(&qd, sizeof qd);
-    }
+    for (int link = 0; link < mb.getNumLinks(); ++link) digest.add(mb.getJointPos(link), mb.getJointVel(link));
   }
   const btCollisionObjectArray& objects = world.getCollisionObjectArray();
   for (int i = 0; i < objects.size(); ++i) {
@@ -1073,7 +1064,7 @@ std::uint64_t multibody_world_digest(btMultiBodyDynamicsWorld& world) {
       add_vector(body->getAngularVelocity());
     }
   }
-  return hash;
+  return digest.value();
 }
 
 bool finite_multibody_world(btMultiBodyDynamicsWorld& world) {
