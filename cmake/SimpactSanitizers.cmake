@@ -16,7 +16,9 @@
 #
 # The sanitizers are global (add_compile_options before the project's
 # targets are defined), so the core, the adapters, the CLI and the tests are
-# instrumented alike.
+# instrumented alike; SIMPACT_TEST_COMPILE_OPTIONS comes after them on the
+# tests' own files (CI passes -fno-sanitize=undefined there: UBSan then
+# checks the libraries and ASan checks everything, .ci/test).
 # Bullet, Eigen's headers aside, and GoogleTest come from Debian packages
 # and are not instrumented: ASan still checks every access made by our code.
 set(SIMPACT_SANITIZER_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined
