@@ -963,6 +963,7 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index, const Fuz
       result.impacts = solver->stats().impacts;
       result.fallbacks = solver->stats().fallbacks;
       result.fallbacks_to_base = solver->stats().fallbacks_to_base;
+      result.energy_restored = solver->stats().energy_restored;
     }
   } catch (const std::exception& error) {  // building the world
     result.escaped = true;
@@ -1307,6 +1308,7 @@ FuzzWorldResult run_fuzz_multibody_world(std::uint64_t seed, std::int64_t index,
       result.impacts = solver->stats().impacts;
       result.fallbacks = solver->stats().fallbacks;
       result.fallbacks_to_base = solver->stats().fallbacks_to_base;
+      result.energy_restored = solver->stats().energy_restored;
     }
   } catch (const std::exception& error) {
     result.escaped = true;

@@ -307,6 +307,7 @@ struct FuzzWorldResult {
   std::int64_t impacts = 0;
   std::int64_t fallbacks = 0;
   std::int64_t fallbacks_to_base = 0;  ///< clusters handed to the base solver (ImpactStats)
+  std::int64_t energy_restored = 0;    ///< outcomes whose rounding gain was restored (ImpactStats)
   double seconds = 0.0;          ///< CPU time of our steps (the running thread's) [s]
   double stock_seconds = 0.0;
   double slowest_step_seconds = 0.0;

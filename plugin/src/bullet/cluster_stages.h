@@ -250,8 +250,9 @@ struct Assembly {
 };
 
 /// Stage "restore energy": gains of an outcome's kinetic energy over
-/// E(v*), measured in the bodies' own metric, at or below this fraction of
-/// E(v*) are left bit for bit. A law conserves or dissipates energy in ITS
+/// E(v*), measured in the adapter's metric (Cluster::energy: the rigid
+/// adapter's bodies' own, the multibody adapter's law metric), at or below
+/// this fraction of E(v*) are left bit for bit. A law conserves or dissipates energy in ITS
 /// metric, the explicit matrix M⁻¹_G; a well-conditioned outcome measured in
 /// the bodies' metric reproduces its energy to ~n·ε ≈ 1e-14 relative, which
 /// 1e-12 leaves alone.

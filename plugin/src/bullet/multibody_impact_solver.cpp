@@ -407,6 +407,10 @@ struct Rows : internal::LawRows {
   // law its M⁻¹.
   std::vector<Eigen::MatrixXd> blocks;
   bool coupled = false;
+  /// A coupling's offset c is not 0 (a moving fixed base or kinematic
+  /// coordinate): the projection G v* = −c leaves v* outside the coupled
+  /// metric's range, and an impact may then give energy.
+  bool moving_coupling = false;
   Eigen::MatrixXd metric;  ///< the coupled M⁻¹ (coupled only)
   /// The dense M⁻¹ of the blocks (for couple()); marks the metric coupled.
   Eigen::MatrixXd& dense_metric() {
@@ -665,6 +669,7 @@ struct MultibodyCluster {
 
     // Inverse inertia and mid-step velocity (header, "Step order").
     rows.coupled = false;
+    rows.moving_coupling = false;
     rows.blocks.assign(order.size(), Eigen::MatrixXd());
     rows.admissible.resize(rows.n);
     base_velocity.resize(rows.n);
@@ -777,6 +782,7 @@ struct MultibodyCluster {
         if (!G.allFinite() || !offset.allFinite()) {
           return fail("non-finite rows of a multibody coupling constraint");
         }
+        rows.moving_coupling = (offset.array() != 0.0).any();
         Eigen::MatrixXd coupled;
         Eigen::VectorXd correction;
         couple(rows.dense_metric(), G, G * rows.admissible + offset, coupled, correction);
@@ -918,17 +924,34 @@ struct MultibodyCluster {
   // The projections onto couplings and joints are part of δ = v⁺ − v*.
   Eigen::VectorXd complete(const Eigen::VectorXd& law_velocity) const { return law_velocity; }
   double energy(const Eigen::VectorXd& velocity) const { return rows.energy(velocity); }
-  // The energy above is the law's own metric, (M⁻¹)⁺. No law may raise it
-  // unless a partner outside the cluster moves (a kinematic body, a moving
-  // fixed base: non-zero offsets b). It is still worth restoring: a tree
-  // whose M⁻¹ is ill-conditioned (prismatic links of very different masses:
-  // eigenvalues 9e-5 to 4e3, condition 4.5e7) computes the reflection's
-  // M⁻¹jᵀλ with cancellation, and the outcome gains ~ε · cond of E
-  // (fuzz_worlds --multibody seed 20261230 world 463: 1.9e-9, one elastic
-  // contact). Factors need no exception here: the metric carries them.
+  // The energy above is the law's own metric, E(v) = ½ vᵀ(M⁻¹)⁺v. With
+  // v* = r + n, r in the metric's range, a law's change Δ = M⁻¹Jᵀλ changes
+  // it by E(r + Δ) − E(r) = −λᵀ(b + Jn) where the law, acting on
+  // u = Jv* + b, conserves or dissipates: no impact may raise E unless
+  // b + Jn ≠ 0. So the cluster is invariant when
+  //  - every offset b is exactly 0 (no partner outside the cluster moves: a
+  //    kinematic body, a moving fixed base);
+  //  - no coupling has an offset c (rows.moving_coupling: G v* = −c puts
+  //    part of v* outside the coupled metric's range);
+  //  - no rigid member has a zero linear or angular factor (its velocity
+  //    along a locked axis is outside D M⁻¹ D's range). Non-zero factors
+  //    need no exception: the metric carries them.
+  // It is still worth restoring there: a tree whose M⁻¹ is ill-conditioned
+  // (prismatic links of very different masses: eigenvalues 9e-5 to 4e3,
+  // condition 4.5e7) computes the reflection's M⁻¹Jᵀλ with cancellation,
+  // and the outcome gains ~ε · cond of E (fuzz_worlds --multibody seed
+  // 20261230 world 463: 1.9e-9, one elastic contact).
   bool energy_is_invariant() const {
     const auto still = [](const Eigen::VectorXd& b) { return (b.array() == 0.0).all(); };
-    return still(rows.offsets) && still(rows.tangent_offsets);
+    if (!still(rows.offsets) || !still(rows.tangent_offsets) || rows.moving_coupling) return false;
+    for (const int j : c.members) {
+      const btRigidBody* body = s.nodes[j].rigid;
+      if (body == nullptr) continue;
+      for (const btVector3* factor : {&body->getLinearFactor(), &body->getAngularFactor()})
+        for (int i = 0; i < 3; ++i)
+          if ((*factor)[i] == btScalar(0)) return false;
+    }
+    return true;
   }
 
   // The written velocities: v_post + δ (multibody), v + δ (rigid).

@@ -292,7 +292,9 @@ struct PredictedImpact {
   std::vector<const btRigidBody*> bodies;      ///< the cluster's dynamic bodies
   std::vector<ImpactReport::Contact> contacts; ///< rows of the problem (impulses 0)
   /// What the next step applies to this cluster (as ImpactReport::law).
-  /// With kRouth, the next step applies exactly sample 0 of `set`.
+  /// With kRouth, the next step applies exactly sample 0 of `set`, unless
+  /// sample 0 gains energy by rounding: then the step's "restore energy"
+  /// stage scales its change by at most 1e-8 (docs/pipeline.md, stage 5).
   AppliedLaw law = AppliedLaw::kPropagative;
   double restitution = 1.0;
   std::uint64_t sample_seed = 0;   ///< the Routh seed the next step uses
