@@ -236,6 +236,11 @@ struct FixedWorld {
   const char* defect;
 };
 
+// The test's name: the world's rerun arguments, "seed21_world47".
+std::string fixed_world_name(const ::testing::TestParamInfo<FixedWorld>& param_info) {
+  return "seed" + std::to_string(param_info.param.seed) + "_world" + std::to_string(param_info.param.index);
+}
+
 class FuzzRegression : public ::testing::TestWithParam<FixedWorld> {};
 
 TEST_P(FuzzRegression, FixedWorldStaysFixed) {
@@ -312,9 +317,7 @@ INSTANTIATE_TEST_SUITE_P(
         // first on a contact the joints nearly block, a 9259 N·s impulse).
         FixedWorld{20261215, 669, "rounding of a nearly conflicting joint metric"},
         FixedWorld{20261207, 1127, "rounding of a nearly conflicting joint metric"}),
-    [](const ::testing::TestParamInfo<FixedWorld>& param_info) {
-      return "seed" + std::to_string(param_info.param.seed) + "_world" + std::to_string(param_info.param.index);
-    });
+    fixed_world_name);
 
 // Multibody worlds of the long run (fuzz_worlds --multibody) that failed
 // before a fix, as FuzzRegression above: each must now pass the harness's
@@ -348,9 +351,7 @@ INSTANTIATE_TEST_SUITE_P(
         // M⁻¹jᵀλ rounds with cancellation); the multibody adapter did not
         // run the restore-energy stage.
         FixedWorld{20261230, 463, "rounding of an ill-conditioned tree metric"}),
-    [](const ::testing::TestParamInfo<FixedWorld>& param_info) {
-      return "seed" + std::to_string(param_info.param.seed) + "_world" + std::to_string(param_info.param.index);
-    });
+    fixed_world_name);
 
 // The Featherstone variant: fewer, shorter worlds (simpact's multibody
 // step costs ~0.6 ms here): 50 worlds × 60 steps, ~2 s of CPU in Release.
