@@ -67,8 +67,9 @@ const std::vector<std::string> kLinkKeys = {
 const std::vector<std::string> kColliderKeys = {"center", "radius", "restitution", "friction"};
 // A scene with "multibodies" runs in a MultiBodyWorld: fixed or free bases,
 // revolute or prismatic joints, sphere colliders, free rigid spheres and
-// static planes. These keys of a rigid scene have no counterpart there and
-// are rejected by name instead of being ignored.
+// static planes. These keys of a rigid scene are not part of the multibody
+// format (MultiBodyWorld itself takes kinematic spheres and factors, for
+// the C++ tests) and are rejected by name instead of being ignored.
 const std::vector<std::string> kRigidOnlyBodyKeys = {"kinematic", "linear_factor", "angular_factor"};
 const std::vector<std::string> kRigidOnlyPlaneKeys = {"position", "orientation", "never_sleep"};
 // Bullet's other multibody joint types: named so that asking for them says

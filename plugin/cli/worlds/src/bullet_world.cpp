@@ -138,6 +138,43 @@ std::optional<SolverKind> parse_solver_kind(std::string_view name) {
   return std::nullopt;
 }
 
+void KinematicMotion::advance(btScalar h) const {
+  btMotionState* motion_state = body->getMotionState();
+  btTransform now;
+  motion_state->getWorldTransform(now);
+  btTransform next;
+  btTransformUtil::integrateTransform(now, velocity, angular_velocity, h, next);
+  motion_state->setWorldTransform(next);
+}
+
+RigidBodyParts make_rigid_body(btCollisionShape& shape, const BodyOptions& options) {
+  check_body(options);
+  RigidBodyParts parts;
+  parts.motion_state = std::make_unique<btDefaultMotionState>(
+      btTransform(to_bullet(options.orientation), to_bullet(options.position)));
+  btRigidBody::btRigidBodyConstructionInfo info(btScalar(options.mass), parts.motion_state.get(), &shape,
+                                                local_inertia(options, shape));
+  info.m_restitution = btScalar(options.restitution);
+  info.m_friction = btScalar(options.friction);
+  parts.body = std::make_unique<btRigidBody>(info);
+  btRigidBody& body = *parts.body;
+  body.setLinearFactor(to_bullet(options.linear_factor));
+  body.setAngularFactor(to_bullet(options.angular_factor));
+  if (options.kinematic) {
+    // Bullet's convention: flagged before addRigidBody (which picks the
+    // collision filter from it) and never deactivated.
+    body.setCollisionFlags(body.getCollisionFlags() | btCollisionObject::CF_KINEMATIC_OBJECT);
+    body.setActivationState(DISABLE_DEACTIVATION);
+  } else if (options.never_sleep) {
+    body.setActivationState(DISABLE_DEACTIVATION);
+  }
+  if (options.mass > 0.0 || options.kinematic) {
+    body.setLinearVelocity(to_bullet(options.velocity));
+    body.setAngularVelocity(to_bullet(options.angular_velocity));
+  }
+  return parts;
+}
+
 btVector3 local_inertia(const BodyOptions& body, const btCollisionShape& shape) {
   btVector3 inertia(0, 0, 0);
   if (body.mass <= 0.0) return inertia;
@@ -277,30 +314,10 @@ btRigidBody* BulletWorld::add_plane(const Eigen::Vector3d& normal, double offset
 
 btRigidBody* BulletWorld::add_body(std::unique_ptr<btCollisionShape> shape,
                                    const BodyOptions& options) {
-  check_body(options);
-  const btScalar mass(options.mass);
-  const btVector3 inertia = local_inertia(options, *shape);
-  auto motion_state = std::make_unique<btDefaultMotionState>(
-      btTransform(to_bullet(options.orientation), to_bullet(options.position)));
-  btRigidBody::btRigidBodyConstructionInfo info(mass, motion_state.get(), shape.get(), inertia);
-  info.m_restitution = btScalar(options.restitution);
-  info.m_friction = btScalar(options.friction);
-  auto body = std::make_unique<btRigidBody>(info);
-  body->setLinearFactor(to_bullet(options.linear_factor));
-  body->setAngularFactor(to_bullet(options.angular_factor));
+  RigidBodyParts parts = make_rigid_body(*shape, options);
+  std::unique_ptr<btRigidBody>& body = parts.body;
   if (options.kinematic) {
-    // Bullet's convention: flagged before addRigidBody (which picks the
-    // collision filter from it) and never deactivated.
-    body->setCollisionFlags(body->getCollisionFlags() | btCollisionObject::CF_KINEMATIC_OBJECT);
-    body->setActivationState(DISABLE_DEACTIVATION);
-    kinematics_.push_back(
-        {body.get(), to_bullet(options.velocity), to_bullet(options.angular_velocity)});
-  } else if (options.never_sleep) {
-    body->setActivationState(DISABLE_DEACTIVATION);
-  }
-  if (mass > 0 || options.kinematic) {
-    body->setLinearVelocity(to_bullet(options.velocity));
-    body->setAngularVelocity(to_bullet(options.angular_velocity));
+    kinematics_.push_back({body.get(), to_bullet(options.velocity), to_bullet(options.angular_velocity)});
   }
   world_->addRigidBody(body.get());
   // The body enters the broadphase with its bounds grown by the contact
@@ -312,7 +329,7 @@ btRigidBody* BulletWorld::add_body(std::unique_ptr<btCollisionShape> shape,
   world_->updateSingleAabb(body.get());
   btRigidBody* raw = body.get();
   shapes_.push_back(std::move(shape));
-  motion_states_.push_back(std::move(motion_state));
+  motion_states_.push_back(std::move(parts.motion_state));
   bodies_.push_back(std::move(body));
   body_list_.push_back(raw);
   return raw;
@@ -349,17 +366,7 @@ void BulletWorld::step(double dt, int steps) {
   require(steps >= 0, "step: steps must be >= 0");
   const btScalar h(dt);
   for (int i = 0; i < steps; ++i) {
-    // Bullet derives a kinematic body's velocity from the motion of its
-    // motion state over the step (btRigidBody::saveKinematicState).
-    for (const Kinematic& kinematic : kinematics_) {
-      btMotionState* motion_state = kinematic.body->getMotionState();
-      btTransform now;
-      motion_state->getWorldTransform(now);
-      btTransform next;
-      btTransformUtil::integrateTransform(now, kinematic.velocity, kinematic.angular_velocity, h,
-                                          next);
-      motion_state->setWorldTransform(next);
-    }
+    for (const KinematicMotion& kinematic : kinematics_) kinematic.advance(h);
     world_->stepSimulation(h, 1, h);
     time_ += dt;
   }

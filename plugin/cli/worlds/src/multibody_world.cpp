@@ -256,24 +256,14 @@ btMultiBody* MultiBodyWorld::add_pendulum(const Eigen::Vector3d& pivot, const Ei
 
 btRigidBody* MultiBodyWorld::add_sphere(double radius, const BodyOptions& body) {
   check(std::isfinite(radius) && radius > 0, "sphere radius must be positive and finite");
-  check(std::isfinite(body.mass) && body.mass >= 0, "sphere mass must be finite and >= 0");
-  shapes_.push_back(std::make_unique<btSphereShape>(btScalar(radius)));
-  check(!body.inertia || body.mass > 0, "inertia is for a dynamic body (mass > 0)");
-  const btVector3 inertia = local_inertia(body, *shapes_.back());
-  const btTransform transform(btQuaternion(btScalar(body.orientation.x()), btScalar(body.orientation.y()),
-                                           btScalar(body.orientation.z()), btScalar(body.orientation.w())),
-                              bt(body.position));
-  motion_states_.push_back(std::make_unique<btDefaultMotionState>(transform));
-  btRigidBody::btRigidBodyConstructionInfo info(btScalar(body.mass), motion_states_.back().get(),
-                                                shapes_.back().get(), inertia);
-  info.m_restitution = btScalar(body.restitution);
-  info.m_friction = btScalar(body.friction);
-  bodies_.push_back(std::make_unique<btRigidBody>(info));
-  btRigidBody* rigid = bodies_.back().get();
-  rigid->setLinearVelocity(bt(body.velocity));
-  rigid->setAngularVelocity(bt(body.angular_velocity));
-  if (body.never_sleep) rigid->setActivationState(DISABLE_DEACTIVATION);
+  auto shape = std::make_unique<btSphereShape>(btScalar(radius));
+  RigidBodyParts parts = make_rigid_body(*shape, body);
+  btRigidBody* rigid = parts.body.get();
+  if (body.kinematic) kinematics_.push_back({rigid, bt(body.velocity), bt(body.angular_velocity)});
   world_->addRigidBody(rigid);
+  shapes_.push_back(std::move(shape));
+  motion_states_.push_back(std::move(parts.motion_state));
+  bodies_.push_back(std::move(parts.body));
   return rigid;
 }
 
@@ -292,7 +282,10 @@ btRigidBody* MultiBodyWorld::add_plane(const Eigen::Vector3d& normal, double off
 }
 
 void MultiBodyWorld::step(double dt, int steps) {
-  for (int i = 0; i < steps; ++i) world_->stepSimulation(btScalar(dt), 1, btScalar(dt));
+  for (int i = 0; i < steps; ++i) {
+    for (const KinematicMotion& kinematic : kinematics_) kinematic.advance(btScalar(dt));
+    world_->stepSimulation(btScalar(dt), 1, btScalar(dt));
+  }
 }
 
 namespace {

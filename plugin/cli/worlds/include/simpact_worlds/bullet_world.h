@@ -131,6 +131,29 @@ struct BodyOptions {
   bool never_sleep = false;
 };
 
+/// A kinematic body and the motion it is given. Bullet derives a kinematic
+/// body's velocity from its motion state's move over a step
+/// (btRigidBody::saveKinematicState), so a world moves the motion state by
+/// (velocity, angular_velocity) × h before each stepSimulation: `advance`.
+struct KinematicMotion {
+  btRigidBody* body = nullptr;
+  btVector3 velocity{0, 0, 0};          ///< of the centre of mass [m/s]
+  btVector3 angular_velocity{0, 0, 0};  ///< world frame [rad/s]
+  void advance(btScalar h) const;
+};
+
+/// A rigid body on `shape` as `options` describe it, not yet in a world:
+/// its motion state at the pose; restitution, friction, factors; the
+/// kinematic flag (never deactivated) or never_sleep; the velocity for a
+/// dynamic or kinematic body (a static one has none). Throws
+/// std::invalid_argument naming the field for options out of their range
+/// (BodyOptions). BulletWorld and MultiBodyWorld make their bodies with it.
+struct RigidBodyParts {
+  std::unique_ptr<btMotionState> motion_state;
+  std::unique_ptr<btRigidBody> body;
+};
+RigidBodyParts make_rigid_body(btCollisionShape& shape, const BodyOptions& options);
+
 class BulletWorld {
  public:
   /// Throws std::invalid_argument for a kSimpact base of kSimpact.
@@ -182,12 +205,6 @@ class BulletWorld {
   const WorldOptions& options() const { return options_; }
 
  private:
-  struct Kinematic {
-    btRigidBody* body;
-    btVector3 velocity;
-    btVector3 angular_velocity;
-  };
-
   btRigidBody* add_body(std::unique_ptr<btCollisionShape> shape, const BodyOptions& body);
 
   WorldOptions options_;
@@ -206,7 +223,7 @@ class BulletWorld {
   std::vector<std::unique_ptr<btRigidBody>> bodies_;
   std::vector<std::unique_ptr<btTypedConstraint>> constraints_;
   std::vector<btRigidBody*> body_list_;
-  std::vector<Kinematic> kinematics_;
+  std::vector<KinematicMotion> kinematics_;
 };
 
 // Conversions and state of one body, in double.

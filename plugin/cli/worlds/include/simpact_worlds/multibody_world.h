@@ -3,8 +3,8 @@
 // prismatic, spherical, planar or fixed links whose colliders are spheres at
 // the links' centres of mass (pendulums, Newton's cradles on joints, arms,
 // sliders), free-base (floating) trees of such links with sphere colliders
-// anywhere on their bodies (the compass gait: add_compass_gait), free rigid
-// spheres and static planes.
+// anywhere on their bodies (the compass gait: add_compass_gait), rigid
+// spheres (dynamic, static or kinematic, as BulletWorld's) and static planes.
 //
 // MultiBodyWorld owns everything it creates and frees it on destruction. Its
 // multibody solver is Bullet's btMultiBodyConstraintSolver (stock) or
@@ -147,7 +147,8 @@ class MultiBodyWorld {
   btMultiBody* add_pendulum(const Eigen::Vector3d& pivot, const Eigen::Vector3d& bob, double radius,
                             double mass, double restitution, double joint_velocity = 0.0,
                             double friction = 0.5);
-  /// A free rigid sphere (BodyOptions as BulletWorld; mass > 0 dynamic).
+  /// A rigid sphere as BulletWorld::add_sphere makes it (make_rigid_body:
+  /// mass > 0 dynamic, 0 static or, with `kinematic`, kinematic).
   btRigidBody* add_sphere(double radius, const BodyOptions& body);
   /// The static plane {x : n̂·x = offset}.
   btRigidBody* add_plane(const Eigen::Vector3d& normal, double offset, double restitution,
@@ -189,6 +190,7 @@ class MultiBodyWorld {
   std::vector<std::unique_ptr<btRigidBody>> bodies_;
   std::vector<std::unique_ptr<btMultiBody>> multibodies_;
   std::vector<std::unique_ptr<btMultiBodyLinkCollider>> colliders_;
+  std::vector<KinematicMotion> kinematics_;
 };
 
 /// The compass gait wide step of compass_gait() (Halm & Posa, Fig. 4, §5.4.2;
