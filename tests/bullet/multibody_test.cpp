@@ -664,6 +664,8 @@ TEST(MultiBodyImpact, CreepingKinematicPartnersGainIsNotTakenForRounding) {
   const Eigen::Vector3d v = MultiBodyWorld::link_velocity(*ball, -1);
   EXPECT_NEAR(v.y(), 1.0 + 2.0 * kCreep, kTolerance);
   EXPECT_NEAR(v.x(), 0.0, kTolerance);
+  EXPECT_NEAR(v.z(), 0.0, kTolerance);
+  EXPECT_NEAR(double(ball->getBaseOmega().length()), 0.0, kTolerance);
   EXPECT_EQ(world.impact_solver()->stats().energy_restored, 0);
 }
 

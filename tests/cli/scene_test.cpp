@@ -416,6 +416,12 @@ TEST(CliScene, MalformedScenesExit2NamingTheKey) {
          s["bodies"][1]["inertia"] = {1, 1, 1};
        },
        R"("bodies" entry 1: "inertia" is for a dynamic body (mass > 0))"},
+      {"velocity of a static body",
+       [](Json& s) {
+         s["bodies"][1]["mass"] = 0;
+         s["bodies"][1]["velocity"] = {0, 1, 0};
+       },
+       R"("bodies" entry 1: "velocity" is for a dynamic or kinematic body (a static one does not move))"},
       {"a zero moment of inertia", [](Json& s) { s["bodies"][0]["inertia"] = {1, 0, 1}; },
        R"("bodies" entry 0: "inertia" must be three principal moments > 0)"},
       {"misspelt key", [](Json& s) { s["gravty"] = {0, 0, 0}; }, R"(unknown key "gravty")"},

@@ -8,8 +8,8 @@
 # inputs go to a scratch directory, never into the checked-in corpus; a
 # crash, a broken promise (abort), a leak, a timeout (> 30 s for one input)
 # or an out-of-memory input is written to BUILD_DIR/fuzz-artifacts/ and
-# makes the script fail. Each target's output is printed whole, in order,
-# once it has finished.
+# makes the script fail. The targets' outputs are printed whole, in order,
+# once all of them have finished.
 set -euo pipefail
 build=${1:?usage: run_fuzzers.sh BUILD_DIR [SECONDS] [JOBS]}
 seconds=${2:-20}
@@ -20,7 +20,8 @@ mkdir -p "$artifacts"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+# Interrupted, the script stops its fuzzers too.
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
 
 # One target: its log in $logs/TARGET.log, its verdict in $logs/TARGET.status.
 fuzz_one() {

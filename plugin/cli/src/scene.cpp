@@ -338,6 +338,16 @@ BodyOptions read_body_options(const Json& body, bool is_plane) {
     }
     options.inertia = inertia;
   }
+  // A static body has no velocity (Bullet would keep one it never uses, and
+  // simpact would read it as a moving partner's): a non-zero one is refused
+  // rather than dropped.
+  if (options.mass == 0.0 && !options.kinematic) {
+    for (const char* key : {"velocity", "angular_velocity"}) {
+      if (body.contains(key) && !read_vector3(body, key).isZero(0.0)) {
+        throw InputError(quote(key) + " is for a dynamic or kinematic body (a static one does not move)");
+      }
+    }
+  }
   return options;
 }
 
@@ -448,7 +458,7 @@ btRigidBody* add_multibody_scene_body(MultiBodyWorld& world, const Json& body) {
     unsupported(quote("shape") + " \"box\"", "only spheres and planes next to multibodies");
   }
   for (const std::string& key : kRigidOnlyBodyKeys) {
-    if (body.contains(key)) unsupported(quote(key), "MultiBodyWorld bodies are dynamic or static");
+    if (body.contains(key)) unsupported(quote(key), "the multibody format's bodies are dynamic or static");
   }
   if (name == "plane") {
     for (const std::string& key : kRigidOnlyPlaneKeys) {

@@ -97,7 +97,8 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
     orientation        quaternion x y z w               (default [0, 0, 0, 1])
     inertia            dynamic bodies: 3 principal moments [kg m^2] > 0 in
                        the body frame        (default Bullet's for the shape)
-    velocity, angular_velocity   3 numbers, world frame     (default 0)
+    velocity, angular_velocity   3 numbers, world frame; dynamic and
+                       kinematic bodies only             (default 0)
     restitution        in [0, 1]                                (default 0)
     friction           >= 0                                   (default 0.5)
     linear_factor, angular_factor   3 numbers          (default [1, 1, 1])

@@ -256,14 +256,15 @@ btMultiBody* MultiBodyWorld::add_pendulum(const Eigen::Vector3d& pivot, const Ei
 
 btRigidBody* MultiBodyWorld::add_sphere(double radius, const BodyOptions& body) {
   check(std::isfinite(radius) && radius > 0, "sphere radius must be positive and finite");
-  auto shape = std::make_unique<btSphereShape>(btScalar(radius));
-  RigidBodyParts parts = make_rigid_body(*shape, body);
+  shapes_.push_back(std::make_unique<btSphereShape>(btScalar(radius)));
+  RigidBodyParts parts = make_rigid_body(*shapes_.back(), body);
   btRigidBody* rigid = parts.body.get();
-  if (body.kinematic) kinematics_.push_back({rigid, bt(body.velocity), bt(body.angular_velocity)});
-  world_->addRigidBody(rigid);
-  shapes_.push_back(std::move(shape));
+  // Owned before the world points to it, so that nothing the world holds is
+  // freed if a later step throws.
   motion_states_.push_back(std::move(parts.motion_state));
   bodies_.push_back(std::move(parts.body));
+  world_->addRigidBody(rigid);
+  if (body.kinematic) kinematics_.push_back({rigid, bt(body.velocity), bt(body.angular_velocity)});
   return rigid;
 }
 
