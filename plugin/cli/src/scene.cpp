@@ -342,11 +342,13 @@ BodyOptions read_body_options(const Json& body, bool is_plane) {
   // simpact would read it as a moving partner's): a non-zero one is refused
   // rather than dropped.
   if (options.mass == 0.0 && !options.kinematic) {
-    for (const char* key : {"velocity", "angular_velocity"}) {
-      if (body.contains(key) && !read_vector3(body, key).isZero(0.0)) {
+    const auto require_still = [](const Eigen::Vector3d& velocity, const char* key) {
+      if (!velocity.isZero(0.0)) {
         throw InputError(quote(key) + " is for a dynamic or kinematic body (a static one does not move)");
       }
-    }
+    };
+    require_still(options.velocity, "velocity");
+    require_still(options.angular_velocity, "angular_velocity");
   }
   return options;
 }
