@@ -19,6 +19,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -173,6 +174,79 @@ INSTANTIATE_TEST_SUITE_P(SharedLaws, AdaptersAgree,
                            return std::string(simpact::bullet::to_string(param_info.param.law)) + "_R" +
                                   std::to_string(int(param_info.param.restitution * 10));
                          });
+
+// Velocity along an axis a body's factor locks is no impulse's to change,
+// and both adapters pass it through: the law resolves the free axes only
+// (joint_rows.h, clear_locked_axes; impact_solver.h, stage 3). A ball
+// (linear factor (1, 1, 0)) whose host set it moving at (0, −1, −V)
+// strikes a static sphere along n = (0, cos θ, sin θ), θ = 45°, elastic,
+// no friction. The law sees u = n·(0, −1, 0) = −cos θ and reflects it:
+// v⁺ = (0, 1, −V), kinetic energy kept. Until the two adapters shared
+// clear_locked_axes the multibody adapter resolved u = −cos θ − V sin θ,
+// which sent the ball off at v_y = 1 + 2V tan θ = 2 (the locked axis
+// acting as an infinitely massive driver: energy ×3.4).
+struct LockedAxisStrike {
+  Eigen::Vector3d velocity, angular_velocity;
+  ImpactStats stats;
+};
+
+constexpr double kLockedSpeed = 0.5;  // [m/s] along the locked z axis
+constexpr double kLockedRadius = 0.1;  // [m] ball and static sphere alike
+// [m] Bullet's sphere pair reports a point only once they touch; 1e-7 m of
+// overlap is far below the base solver's penetration slop.
+constexpr double kLockedOverlap = 1e-7;
+
+worlds::BodyOptions LockedAxisBall() {
+  worlds::BodyOptions ball;
+  const Eigen::Vector3d normal = Eigen::Vector3d(0.0, 1.0, 1.0).normalized();
+  ball.position = (2.0 * kLockedRadius - kLockedOverlap) * normal;
+  ball.velocity = Eigen::Vector3d(0.0, -1.0, -kLockedSpeed);
+  ball.linear_factor = Eigen::Vector3d(1.0, 1.0, 0.0);
+  ball.restitution = 1.0;
+  ball.friction = 0.0;
+  ball.never_sleep = true;
+  return ball;
+}
+
+worlds::BodyOptions LockedAxisPartner() {
+  worlds::BodyOptions partner;
+  partner.mass = 0.0;
+  partner.restitution = 1.0;
+  partner.friction = 0.0;
+  return partner;
+}
+
+template <class World>
+LockedAxisStrike LockedAxisStrikeIn(World& world) {
+  world.add_sphere(kLockedRadius, LockedAxisPartner());
+  btRigidBody* ball = world.add_sphere(kLockedRadius, LockedAxisBall());
+  world.step(kStep);
+  return {worlds::velocity(*ball), worlds::angular_velocity(*ball), world.impact_solver()->stats()};
+}
+
+TEST(LockedAxis, BothAdaptersPassALockedAxisVelocityThrough) {
+  worlds::WorldOptions rigid_options;
+  rigid_options.solver = worlds::SolverKind::kSimpact;
+  rigid_options.gravity = Eigen::Vector3d::Zero();
+  rigid_options.simpact.law = ImpactLaw::kPropagative;
+  worlds::BulletWorld rigid_world(rigid_options);
+  worlds::MultiBodyWorldOptions multibody_options;
+  multibody_options.gravity = Eigen::Vector3d::Zero();
+  multibody_options.config.law = ImpactLaw::kPropagative;
+  worlds::MultiBodyWorld multibody_world(multibody_options);
+  const std::pair<const char*, LockedAxisStrike> strikes[] = {
+      {"rigid", LockedAxisStrikeIn(rigid_world)}, {"multibody", LockedAxisStrikeIn(multibody_world)}};
+  for (const auto& [adapter, strike] : strikes) {
+    SCOPED_TRACE(adapter);
+    ASSERT_EQ(strike.stats.impacts, 1);
+    EXPECT_EQ(strike.stats.fallbacks_to_base, 0);
+    // One reflection of a unit-speed, 1-contact problem: kAgreement.
+    EXPECT_NEAR(strike.velocity.x(), 0.0, kAgreement);
+    EXPECT_NEAR(strike.velocity.y(), 1.0, kAgreement);
+    EXPECT_EQ(strike.velocity.z(), -kLockedSpeed) << "no impulse moves a locked axis";
+    EXPECT_NEAR(strike.angular_velocity.norm(), 0.0, kAgreement);
+  }
+}
 
 // The settings both configs share are one struct (ImpactSettings) with one
 // validation: a bad shared field is rejected by both adapters, with the

@@ -713,13 +713,7 @@ void assemble_rows(Impl& s, const std::vector<int>& members, const std::vector<i
   // y-locked capsule), then the joint-violating part (impact_solver.h,
   // stage 3). Both are added back unchanged.
   rows.admissible = rows.velocity;
-  for (int j = 0; j < k; ++j) {
-    const btRigidBody& body = *s.bodies[members[j]];
-    for (int i = 0; i < 3; ++i) {
-      if (body.getLinearFactor()[i] == btScalar(0)) rows.admissible[6 * j + i] = 0.0;
-      if (body.getAngularFactor()[i] == btScalar(0)) rows.admissible[6 * j + 3 + i] = 0.0;
-    }
-  }
+  for (int j = 0; j < k; ++j) internal::clear_locked_axes(*s.bodies[members[j]], rows.admissible.segment<6>(6 * j));
   rows.joint_demand = 0.0;
   rows.joint_demand_reference = 0.0;
   std::vector<char> touched(static_cast<size_t>(k), 0);  // bodies a contact row reads

@@ -191,6 +191,15 @@ Eigen::MatrixXd constrained_inverse_mass(const Eigen::MatrixXd& inverse_mass,
 /// btScalar rounding). Zero for static and kinematic bodies (m⁻¹ = 0).
 Eigen::Matrix<double, 6, 6> body_inverse_mass(const btRigidBody& body);
 
+/// Sets to 0 the coordinates of a body's 6-vector (linear, angular; world
+/// frame) whose linear or angular factor is 0. No impulse changes velocity
+/// along such an axis (body_inverse_mass is zero in its row and column), so
+/// both adapters leave it out of the law's input and pass it through
+/// unchanged (impact_solver.h, stage 3): a host-set velocity along a locked
+/// axis never enters the contact velocities the law resolves, as the
+/// partner motion of a kinematic body does. `six` has size 6.
+void clear_locked_axes(const btRigidBody& body, Eigen::Ref<Eigen::VectorXd> six);
+
 /// [v, ω] of the body (world frame).
 Eigen::Matrix<double, 6, 1> body_velocity(const btRigidBody& body);
 

@@ -712,6 +712,8 @@ struct MultibodyCluster {
             v.head<3>() + to_eigen(s.source.force(body) * body.getInvMass() * btScalar(0.5 * h));
         rows.admissible.segment<3>(o + 3) =
             v.tail<3>() + to_eigen(body.getInvInertiaTensorWorld() * body.getTotalTorque() * btScalar(0.5 * h));
+        // As in the rigid adapter: velocity along a locked axis passes through.
+        internal::clear_locked_axes(body, rows.admissible.segment<6>(o));
       }
     }
     v_star = rows.admissible;  // what δ is measured from
@@ -932,10 +934,10 @@ struct MultibodyCluster {
   //  - every offset b is exactly 0 (no partner outside the cluster moves: a
   //    kinematic body, a moving fixed base);
   //  - no coupling has an offset c (rows.moving_coupling: G v* = −c puts
-  //    part of v* outside the coupled metric's range);
-  //  - no rigid member has a zero linear or angular factor (its velocity
-  //    along a locked axis is outside D M⁻¹ D's range). Non-zero factors
-  //    need no exception: the metric carries them.
+  //    part of v* outside the coupled metric's range).
+  // Factors need no exception: the metric carries them, and velocity along
+  // a locked axis (outside D M⁻¹ D's range) is left out of v* and passes
+  // through (clear_locked_axes), as in the rigid adapter.
   // It is still worth restoring there: a tree whose M⁻¹ is ill-conditioned
   // (prismatic links of very different masses: eigenvalues 9e-5 to 4e3,
   // condition 4.5e7) computes the reflection's M⁻¹Jᵀλ with cancellation,
@@ -943,15 +945,7 @@ struct MultibodyCluster {
   // 20261230 world 463: 1.9e-9, one elastic contact).
   bool energy_is_invariant() const {
     const auto still = [](const Eigen::VectorXd& b) { return (b.array() == 0.0).all(); };
-    if (!still(rows.offsets) || !still(rows.tangent_offsets) || rows.moving_coupling) return false;
-    for (const int j : c.members) {
-      const btRigidBody* body = s.nodes[j].rigid;
-      if (body == nullptr) continue;
-      for (const btVector3* factor : {&body->getLinearFactor(), &body->getAngularFactor()})
-        for (int i = 0; i < 3; ++i)
-          if ((*factor)[i] == btScalar(0)) return false;
-    }
-    return true;
+    return still(rows.offsets) && still(rows.tangent_offsets) && !rows.moving_coupling;
   }
 
   // The written velocities: v_post + δ (multibody), v + δ (rigid).

@@ -116,7 +116,9 @@
 //     contact is not an impact, whatever gravity does during the step.
 //   * RESOLUTION on the mid-step velocity v* = v_pre + ½ Δ:
 //       multibody: v* = ½ (v_pre + v_post), v_post the current velocity;
-//       rigid:     v* = v + ½ h M⁻¹ f_ext.
+//       rigid:     v* = v + ½ h M⁻¹ f_ext, its coordinates along an axis
+//                  whose linear or angular factor is 0 set to 0 (no impulse
+//                  changes them; they pass through, as in impact_solver.h).
 //   * WRITE-BACK of the change δ = v⁺ − v*:
 //       multibody: v_post + δ (the base solver adds nothing more);
 //       rigid:     v + δ (the base solver then adds h M⁻¹ f_ext).
