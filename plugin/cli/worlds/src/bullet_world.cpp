@@ -165,6 +165,7 @@ RigidBodyParts make_rigid_body(btCollisionShape& shape, const BodyOptions& optio
     // collision filter from it) and never deactivated.
     body.setCollisionFlags(body.getCollisionFlags() | btCollisionObject::CF_KINEMATIC_OBJECT);
     body.setActivationState(DISABLE_DEACTIVATION);
+    parts.kinematic = KinematicMotion{&body, to_bullet(options.velocity), to_bullet(options.angular_velocity)};
   } else if (options.never_sleep) {
     body.setActivationState(DISABLE_DEACTIVATION);
   }
@@ -316,9 +317,7 @@ btRigidBody* BulletWorld::add_body(std::unique_ptr<btCollisionShape> shape,
                                    const BodyOptions& options) {
   RigidBodyParts parts = make_rigid_body(*shape, options);
   std::unique_ptr<btRigidBody>& body = parts.body;
-  if (options.kinematic) {
-    kinematics_.push_back({body.get(), to_bullet(options.velocity), to_bullet(options.angular_velocity)});
-  }
+  if (parts.kinematic) kinematics_.push_back(*parts.kinematic);
   world_->addRigidBody(body.get());
   // The body enters the broadphase with its bounds grown by the contact
   // threshold, as every step's AABB update gives them (addRigidBody inserts

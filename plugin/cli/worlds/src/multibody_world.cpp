@@ -264,7 +264,7 @@ btRigidBody* MultiBodyWorld::add_sphere(double radius, const BodyOptions& body) 
   motion_states_.push_back(std::move(parts.motion_state));
   bodies_.push_back(std::move(parts.body));
   world_->addRigidBody(rigid);
-  if (body.kinematic) kinematics_.push_back({rigid, bt(body.velocity), bt(body.angular_velocity)});
+  if (parts.kinematic) kinematics_.push_back(*parts.kinematic);
   return rigid;
 }
 

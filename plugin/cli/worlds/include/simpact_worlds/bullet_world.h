@@ -147,10 +147,12 @@ struct KinematicMotion {
 /// kinematic flag (never deactivated) or never_sleep; the velocity for a
 /// dynamic or kinematic body (a static one has none). Throws
 /// std::invalid_argument naming the field for options out of their range
-/// (BodyOptions). BulletWorld and MultiBodyWorld make their bodies with it.
+/// (BodyOptions). BulletWorld and MultiBodyWorld make their bodies with it,
+/// and advance `kinematic` (set for a kinematic body) every step.
 struct RigidBodyParts {
   std::unique_ptr<btMotionState> motion_state;
   std::unique_ptr<btRigidBody> body;
+  std::optional<KinematicMotion> kinematic;
 };
 RigidBodyParts make_rigid_body(btCollisionShape& shape, const BodyOptions& options);
 
