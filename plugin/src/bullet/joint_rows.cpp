@@ -367,8 +367,7 @@ Eigen::Matrix<double, 6, 6> body_inverse_mass(const btRigidBody& body) {
   return out;
 }
 
-void clear_locked_axes(const btRigidBody& body, Eigen::Ref<Eigen::VectorXd> six) {
-  if (six.size() != 6) throw std::invalid_argument("clear_locked_axes: a body's velocity has 6 coordinates");
+void clear_locked_axes(const btRigidBody& body, Eigen::Ref<Eigen::Matrix<double, 6, 1>> six) {
   for (int i = 0; i < 3; ++i) {
     if (body.getLinearFactor()[i] == btScalar(0)) six[i] = 0.0;
     if (body.getAngularFactor()[i] == btScalar(0)) six[3 + i] = 0.0;

@@ -197,8 +197,8 @@ Eigen::Matrix<double, 6, 6> body_inverse_mass(const btRigidBody& body);
 /// both adapters leave it out of the law's input and pass it through
 /// unchanged (impact_solver.h, stage 3): a host-set velocity along a locked
 /// axis never enters the contact velocities the law resolves, as the
-/// partner motion of a kinematic body does. `six` has size 6.
-void clear_locked_axes(const btRigidBody& body, Eigen::Ref<Eigen::VectorXd> six);
+/// partner motion of a kinematic body does.
+void clear_locked_axes(const btRigidBody& body, Eigen::Ref<Eigen::Matrix<double, 6, 1>> six);
 
 /// [v, ω] of the body (world frame).
 Eigen::Matrix<double, 6, 1> body_velocity(const btRigidBody& body);
