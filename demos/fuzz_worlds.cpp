@@ -7,10 +7,14 @@
 //   fuzz_worlds --worlds N --seed S [--steps K] [--threads T] [--only I]
 //               [--max-bodies B] [--max-joints J] [--step-budget SECONDS]
 //               [--no-stock] [--quiet] [--verbose] [--trace] [--split-all] [--multibody]
+//               [--more-shapes]
 //
 // --trace prints every impact report and every step's kinetic energy, ours
 // and stock (for --only runs). --split-all runs simpact with
 // ImpactSolverConfig::split_impulse_for_all_penetrations.
+// --more-shapes draws RandomWorldOptions::more_shapes worlds (multi-sphere
+// bodies, scaled hulls and boxes, heightfield grounds; another family of
+// worlds than the default draw's, so reruns need the flag too).
 // --multibody runs the Featherstone variant (random_multibody_spec:
 // MultiBodyImpactSolver against btMultiBodyConstraintSolver); there every
 // impact report that gains energy is a failure.
@@ -61,7 +65,8 @@ struct Arguments {
   std::cerr << "fuzz_worlds: " << problem << "\n"
             << "usage: fuzz_worlds --worlds N --seed S [--steps K] [--threads T] [--only I]\n"
             << "                   [--max-bodies B] [--max-joints J] [--step-budget SECONDS]\n"
-            << "                   [--no-stock] [--quiet] [--verbose] [--trace] [--split-all] [--multibody]\n";
+            << "                   [--no-stock] [--quiet] [--verbose] [--trace] [--split-all] [--multibody]\n"
+            << "                   [--more-shapes]\n";
   std::exit(2);
 }
 
@@ -107,6 +112,8 @@ Arguments parse(int argc, char** argv) {
       args.fuzz.run_stock = false;
     } else if (flag == "--multibody") {
       args.multibody = true;
+    } else if (flag == "--more-shapes") {
+      args.world.more_shapes = true;
     } else if (flag == "--verbose") {
       args.fuzz.verbose = true;
     } else if (flag == "--trace") {
@@ -158,7 +165,8 @@ int main(int argc, char** argv) {
                   << "  rerun: fuzz_worlds" << (args.multibody ? " --multibody" : "") << " --seed "
                   << args.seed << " --only " << indices[k]
                   << " --steps " << args.fuzz.steps << " --max-bodies " << args.world.max_bodies
-                  << " --max-joints " << args.world.max_joints << "\n"
+                  << " --max-joints " << args.world.max_joints
+                  << (args.world.more_shapes ? " --more-shapes" : "") << "\n"
                   << std::flush;
       }
       if (r.general_impact_gains > 0 && !r.failed()) {

@@ -12,6 +12,8 @@
 
 #include <btBulletDynamicsCommon.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <set>
@@ -26,11 +28,21 @@ namespace {
 constexpr std::uint64_t kSeed = 20251124;
 constexpr int kWorlds = 200;
 constexpr int kSteps = 100;
+constexpr std::uint64_t kMoreShapesSeed = 20261129;
+constexpr int kMoreShapesWorlds = 100;
+// The largest bounding radius a drawn body may have (random_worlds.cpp's
+// kMaxRadius: the grid's cells of 1.1 m hold such bodies without touching).
+constexpr double kMaxBodyRadius = 0.5;
+// Relative rounding of an AABB Bullet computes from a drawn size: a few
+// products and sums in btScalar (float: 2⁻²⁴ each), far below any size
+// error a wrong scaling would make (a factor of 0.5–2).
+constexpr double kShapeRounding = sizeof(btScalar) == sizeof(double) ? 1e-12 : 1e-6;
 
-std::string rerun(std::int64_t index) {
+std::string rerun(std::int64_t index, std::uint64_t seed = kSeed, const RandomWorldOptions& world = {}) {
   std::ostringstream out;
-  out << "world " << index << " [" << describe(random_world_spec(kSeed, index))
-      << "]; rerun: fuzz_worlds --seed " << kSeed << " --only " << index << " --steps " << kSteps;
+  out << "world " << index << " [" << describe(random_world_spec(seed, index, world))
+      << "]; rerun: fuzz_worlds --seed " << seed << " --only " << index << " --steps " << kSteps
+      << (world.more_shapes ? " --more-shapes" : "");
   return out.str();
 }
 
@@ -174,7 +186,8 @@ TEST(RandomWorlds, TheShortRunCoversEveryShapeJointLawAndBase) {
   EXPECT_GT(breakable, 0);
 }
 
-TEST(FuzzWorlds, ShortRunNeverFailsTheHost) {
+// The short run's checks on `worlds` worlds of `seed` drawn with `world`.
+void expect_short_run_never_fails_the_host(std::uint64_t seed, int worlds, const RandomWorldOptions& world) {
   FuzzOptions options;
   options.steps = kSteps;
   // The stock run only decides whose a non-finite state is: run it for
@@ -184,20 +197,20 @@ TEST(FuzzWorlds, ShortRunNeverFailsTheHost) {
   with_stock.run_stock = true;
   int escapes = 0, ours_non_finite = 0, conservative_gains = 0, over_budget = 0;
   int conservative = 0, impacts = 0, base_solver_gains = 0;
-  for (std::int64_t index = 0; index < kWorlds; ++index) {
-    FuzzWorldResult result = run_fuzz_world(kSeed, index, options);
-    if (result.non_finite) result = run_fuzz_world(kSeed, index, with_stock);
+  for (std::int64_t index = 0; index < worlds; ++index) {
+    FuzzWorldResult result = run_fuzz_world(seed, index, options, world);
+    if (result.non_finite) result = run_fuzz_world(seed, index, with_stock, world);
     conservative += result.kind == RandomWorldKind::kConservative ? 1 : 0;
     impacts += int(result.impacts);
     if (result.escaped) {
       ++escapes;
       ADD_FAILURE() << "exception escaped stepSimulation: " << failure_summary(result) << "; "
-                    << rerun(index);
+                    << rerun(index, seed, world);
     }
     if (result.ours_alone_non_finite()) {
       ++ours_non_finite;
       ADD_FAILURE() << "non-finite state (stock stays finite and bounded): " << failure_summary(result) << "; "
-                    << rerun(index);
+                    << rerun(index, seed, world);
     }
     // Gains on bodies simpact resolved nothing for in that step or the one
     // before are the base solver's own (FuzzWorldResult::base_step_gains:
@@ -210,7 +223,7 @@ TEST(FuzzWorlds, ShortRunNeverFailsTheHost) {
     if (result.impact_gains > 0 || result.step_gains > 0 || result.after_impact_step_gains > 0) {
       ++conservative_gains;
       ADD_FAILURE() << "energy gain in a conservative world: " << failure_summary(result) << "; "
-                    << rerun(index);
+                    << rerun(index, seed, world);
     }
     over_budget += result.over_budget ? 1 : 0;
   }
@@ -220,8 +233,72 @@ TEST(FuzzWorlds, ShortRunNeverFailsTheHost) {
   std::printf("conservative worlds where the base solver alone gained energy: %d\n", base_solver_gains);
   EXPECT_EQ(over_budget, 0);
   // The run must exercise what it checks.
-  EXPECT_GT(conservative, kWorlds / 10);
-  EXPECT_GT(impacts, kWorlds);
+  EXPECT_GT(conservative, worlds / 10);
+  EXPECT_GT(impacts, worlds);
+}
+
+TEST(FuzzWorlds, ShortRunNeverFailsTheHost) { expect_short_run_never_fails_the_host(kSeed, kWorlds, {}); }
+
+// more_shapes draws every shape and ground, each within the bounding radius
+// its cell leaves (the grid's spacing kCell = 1.1 m fits bodies of radius
+// ≤ 0.5 m without touching), and Bullet builds each one as drawn.
+TEST(RandomWorlds, MoreShapesDrawsEveryShapeAndGroundWithinItsCell) {
+  RandomWorldOptions options;
+  options.more_shapes = true;
+  std::set<RandomShape> shapes;
+  std::set<RandomGround> grounds;
+  for (std::int64_t index = 0; index < kMoreShapesWorlds; ++index) {
+    const RandomWorldSpec spec = random_world_spec(kMoreShapesSeed, index, options);
+    grounds.insert(spec.ground);
+    for (const RandomBodySpec& body : spec.bodies) shapes.insert(body.shape);
+    const RandomWorld world(spec, true);
+    ASSERT_EQ(world.bodies().size() + std::size_t(std::count_if(spec.bodies.begin(), spec.bodies.end(),
+                                                                [](const RandomBodySpec& b) {
+                                                                  return b.options.kinematic;
+                                                                })),
+              spec.bodies.size());
+    std::size_t dynamic = 0;
+    for (const RandomBodySpec& body : spec.bodies) {
+      if (body.options.kinematic || body.touching_row) {
+        dynamic += body.options.kinematic ? 0 : 1;
+        continue;
+      }
+      const btRigidBody& rigid = *world.bodies()[dynamic++];
+      btVector3 low, high;
+      rigid.getCollisionShape()->getAabb(btTransform::getIdentity(), low, high);
+      const Eigen::Vector3d half_extents = 0.5 * to_eigen(high - low);
+      if (body.shape == RandomShape::kScaledBox) {
+        // A box's AABB is its half extents (the margin lies inside them),
+        // here scaled per axis: exactly h ∘ s, up to rounding.
+        const Eigen::Vector3d scaled = body.half_size.cwiseProduct(body.scaling);
+        EXPECT_LE((half_extents - scaled).cwiseAbs().maxCoeff(), kShapeRounding * scaled.norm())
+            << rerun(index, kMoreShapesSeed, options);
+        EXPECT_LE(scaled.norm(), kMaxBodyRadius * (1.0 + kShapeRounding));
+      } else if (body.shape == RandomShape::kMultiSphere || body.shape == RandomShape::kScaledHull) {
+        // Drawn within radius r = half_size.x(); Bullet pads the AABB by
+        // the shape's margin (0.04 m, scaled with a scaled hull).
+        const double r = body.half_size.x();
+        const double margin = double(rigid.getCollisionShape()->getMargin());
+        EXPECT_LE(half_extents.maxCoeff(), r + margin + kShapeRounding * r)
+            << to_string(body.shape) << " in " << rerun(index, kMoreShapesSeed, options);
+        EXPECT_LE(r, kMaxBodyRadius);
+        EXPECT_GT(half_extents.minCoeff(), 0.0);
+      }
+    }
+  }
+  EXPECT_EQ(shapes.size(), std::size_t(kRandomShapesWithMore));
+  EXPECT_EQ(grounds.size(), 4u);
+}
+
+// The same checks on worlds with the shapes games build that the default
+// draw leaves out (RandomWorldOptions::more_shapes: multi-sphere bodies,
+// scaled hulls and boxes, heightfield grounds). Another seed, so these
+// worlds are not the default run's with some shapes swapped. 100 worlds,
+// ~3 s of CPU in Release.
+TEST(FuzzWorlds, ShortRunWithMoreShapesNeverFailsTheHost) {
+  RandomWorldOptions world;
+  world.more_shapes = true;
+  expect_short_run_never_fails_the_host(kMoreShapesSeed, kMoreShapesWorlds, world);
 }
 
 // Worlds of the long run (demos/fuzz_worlds) that failed before a fix, one

@@ -2,6 +2,9 @@
 
 #include "simpact_scenes/fingerprint.h"
 
+#include <BulletCollision/CollisionShapes/btHeightfieldTerrainShape.h>
+#include <BulletCollision/CollisionShapes/btMultiSphereShape.h>
+#include <BulletCollision/CollisionShapes/btUniformScalingShape.h>
 #include <BulletDynamics/Featherstone/btMultiBody.h>
 #include <BulletDynamics/Featherstone/btMultiBodyDynamicsWorld.h>
 #include <LinearMath/btTransformUtil.h>
@@ -114,10 +117,10 @@ Eigen::Vector3d cell_center(int cell) {
 
 bool energy_kind(RandomWorldKind kind) { return kind != RandomWorldKind::kGeneral; }
 
-RandomBodySpec draw_body(Rng& rng, RandomWorldKind kind, const Eigen::Vector3d& center) {
+RandomBodySpec draw_body(Rng& rng, RandomWorldKind kind, const Eigen::Vector3d& center, bool more_shapes) {
   RandomBodySpec body;
   const double radius = 0.05 * rng.log_uniform(0.0, 1.0);  // 0.05 … 0.5 m
-  body.shape = RandomShape(rng.integer(7));
+  body.shape = RandomShape(rng.integer(more_shapes ? kRandomShapesWithMore : kRandomShapes));
   switch (body.shape) {
     case RandomShape::kSphere:
       body.half_size = Eigen::Vector3d::Constant(radius);
@@ -153,6 +156,34 @@ RandomBodySpec draw_body(Rng& rng, RandomWorldKind kind, const Eigen::Vector3d& 
       body.half_size = Eigen::Vector3d::Constant(radius);
       body.hull_points.push_back(rng.unit_vector() * (radius * 0.5));
       break;
+    case RandomShape::kMultiSphere: {
+      // 2–4 spheres whose union lies within the bounding radius.
+      const int spheres = 2 + rng.integer(3);
+      for (int k = 0; k < spheres; ++k) {
+        const double r = radius * rng.uniform(0.3, 0.6);
+        body.hull_points.push_back(rng.scaled_unit_vector(0.0, radius - r));
+        body.sphere_radii.push_back(r);
+      }
+      body.half_size = Eigen::Vector3d::Constant(radius);
+      break;
+    }
+    case RandomShape::kScaledHull: {
+      // A hull of radius/scale scaled up or down by scale ∈ [0.5, 2].
+      const double scale = rng.log_uniform(-0.30103, 0.30103);
+      const Eigen::Vector3d axes = rng.vector(0.3, 1);
+      const int points = 8 + rng.integer(9);
+      for (int p = 0; p < points; ++p) body.hull_points.push_back(rng.unit_vector().cwiseProduct(axes) * (radius / scale));
+      body.scaling = Eigen::Vector3d::Constant(scale);
+      body.half_size = Eigen::Vector3d::Constant(radius);
+      break;
+    }
+    case RandomShape::kScaledBox: {
+      // Half extents h scaled per axis by s ∈ [0.5, 2]³, |h ∘ s| = radius.
+      const Eigen::Vector3d a = rng.vector(0.3, 1);
+      body.scaling = rng.vector(0.5, 2.0);
+      body.half_size = a / a.cwiseProduct(body.scaling).norm() * radius;
+      break;
+    }
   }
   BodyOptions& o = body.options;
   o.mass = rng.log_uniform(-2.0, 3.0);
@@ -333,6 +364,9 @@ const char* to_string(RandomShape shape) {
     case RandomShape::kCone: return "cone";
     case RandomShape::kConvexHull: return "hull";
     case RandomShape::kCompound: return "compound";
+    case RandomShape::kMultiSphere: return "multisphere";
+    case RandomShape::kScaledHull: return "scaled-hull";
+    case RandomShape::kScaledBox: return "scaled-box";
   }
   return "unknown";
 }
@@ -342,6 +376,7 @@ const char* to_string(RandomGround ground) {
     case RandomGround::kNone: return "none";
     case RandomGround::kPlane: return "plane";
     case RandomGround::kMesh: return "mesh";
+    case RandomGround::kHeightfield: return "heightfield";
   }
   return "unknown";
 }
@@ -397,9 +432,12 @@ RandomWorldSpec random_world_spec(std::uint64_t seed, std::int64_t index,
   spec.ground = ground_pick < 0.25 ? RandomGround::kNone
                 : ground_pick < 0.6 ? RandomGround::kPlane
                                     : RandomGround::kMesh;
+  // more_shapes: half of the meshes become heightfields of the same grid.
+  if (options.more_shapes && spec.ground == RandomGround::kMesh && ground_pick >= 0.8)
+    spec.ground = RandomGround::kHeightfield;
   spec.ground_restitution = general ? (rng.chance(0.5) ? 1.0 : rng.uniform()) : 1.0;
   spec.ground_friction = general ? rng.uniform(0.0, 1.2) : 0.0;
-  if (spec.ground == RandomGround::kMesh) {
+  if (spec.ground == RandomGround::kMesh || spec.ground == RandomGround::kHeightfield) {
     spec.ground_cells = kMeshCells;
     const double cell = 2.0 * kMeshHalfSize / kMeshCells;
     for (int i = 0; i <= kMeshCells; ++i) {
@@ -418,7 +456,7 @@ RandomWorldSpec random_world_spec(std::uint64_t seed, std::int64_t index,
   }
   const int count = 1 + rng.integer(std::min(options.max_bodies, int(cells.size())));
   for (int i = 0; i < count; ++i) {
-    spec.bodies.push_back(draw_body(rng, spec.kind, cell_center(cells[std::size_t(i)])));
+    spec.bodies.push_back(draw_body(rng, spec.kind, cell_center(cells[std::size_t(i)]), options.more_shapes));
   }
   if (rng.chance(0.3)) draw_touching_row(rng, spec.kind, spec);
   if (general) {
@@ -438,7 +476,7 @@ std::string describe(const RandomWorldSpec& spec) {
       << to_string(spec.base) << ", dt 1/" << std::lround(1.0 / spec.dt) << ", ground "
       << to_string(spec.ground) << ", g " << (spec.gravity.norm() > 0 ? "on" : "off") << "; "
       << spec.bodies.size() << " bodies:";
-  std::array<int, 7> shapes{};
+  std::array<int, kRandomShapesWithMore> shapes{};
   int kinematic = 0, asleep = 0, factors = 0, row = 0;
   for (const RandomBodySpec& body : spec.bodies) {
     ++shapes[std::size_t(body.shape)];
@@ -502,6 +540,21 @@ RandomWorld::RandomWorld(const RandomWorldSpec& spec, bool simpact,
     shapes_.push_back(std::make_unique<btBvhTriangleMeshShape>(mesh.get(), true));
     meshes_.push_back(std::move(mesh));
     add_body(shapes_.back().get(), ground, false);
+  } else if (spec.ground == RandomGround::kHeightfield) {
+    // The mesh's grid as height samples, row i along x (Bullet's width),
+    // column k along z; Bullet centres the field on its AABB, so the
+    // samples' range is symmetric about y = 0 and the origin stays put.
+    const int n = spec.ground_cells + 1;
+    heights_.resize(std::size_t(n) * std::size_t(n));
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < n; ++k)
+        heights_[std::size_t(k * n + i)] = spec.ground_heights[std::size_t(i * n + k)].y();
+    auto field = std::make_unique<btHeightfieldTerrainShape>(n, n, heights_.data(), btScalar(-kMeshBump),
+                                                             btScalar(kMeshBump), 1, false);
+    const double cell = 2.0 * kMeshHalfSize / spec.ground_cells;
+    field->setLocalScaling(btVector3(btScalar(cell), 1, btScalar(cell)));
+    shapes_.push_back(std::move(field));
+    add_body(shapes_.back().get(), ground, false);
   }
 
   for (const RandomBodySpec& body : spec.bodies) {
@@ -546,6 +599,26 @@ RandomWorld::RandomWorld(const RandomWorldSpec& spec, bool simpact,
         shape = std::move(compound);
         break;
       }
+      case RandomShape::kMultiSphere: {
+        std::vector<btVector3> centres;
+        std::vector<btScalar> radii;
+        for (const Eigen::Vector3d& p : body.hull_points) centres.push_back(to_bullet(p));
+        for (const double r : body.sphere_radii) radii.push_back(btScalar(r));
+        shape = std::make_unique<btMultiSphereShape>(centres.data(), radii.data(), int(centres.size()));
+        break;
+      }
+      case RandomShape::kScaledHull: {
+        auto hull = std::make_unique<btConvexHullShape>();
+        for (const Eigen::Vector3d& p : body.hull_points) hull->addPoint(to_bullet(p), false);
+        hull->recalcLocalAabb();
+        shape = std::make_unique<btUniformScalingShape>(hull.get(), btScalar(body.scaling.x()));
+        shapes_.push_back(std::move(hull));  // the child outlives the scaling shape
+        break;
+      }
+      case RandomShape::kScaledBox:
+        shape = std::make_unique<btBoxShape>(to_bullet(h));
+        shape->setLocalScaling(to_bullet(body.scaling));
+        break;
     }
     shapes_.push_back(std::move(shape));
     btRigidBody* rigid = add_body(shapes_.back().get(), body.options, body.isotropic);

@@ -17,6 +17,12 @@
 //    (box + sphere + capsule children); bounding radii 0.05–0.5 m;
 //  - a ground: none, a static plane, or a static bumpy triangle mesh
 //    (btBvhTriangleMeshShape), all at y ≈ 0;
+//  - with RandomWorldOptions::more_shapes, also multi-sphere bodies
+//    (btMultiSphereShape), uniformly scaled hulls (btUniformScalingShape),
+//    boxes with non-uniform local scaling, and bumpy heightfield grounds
+//    (btHeightfieldTerrainShape): shapes games build that the default
+//    draw leaves out (off by default, so every (seed, index) keeps its
+//    world);
 //  - masses 10^U(−2, 3) kg (ratios up to 1e5 inside one world), speeds up
 //    to 20 m/s, spins up to 10 rad/s; kinematic bodies; linear and angular
 //    factors; bodies asleep at the start or never sleeping;
@@ -76,10 +82,25 @@ using namespace simpact::worlds;
 enum class RandomWorldKind { kGeneral, kConservative, kElastic };
 const char* to_string(RandomWorldKind kind);
 
-enum class RandomShape { kSphere, kBox, kCapsule, kCylinder, kCone, kConvexHull, kCompound };
+enum class RandomShape {
+  kSphere,
+  kBox,
+  kCapsule,
+  kCylinder,
+  kCone,
+  kConvexHull,
+  kCompound,
+  // RandomWorldOptions::more_shapes only:
+  kMultiSphere,  ///< btMultiSphereShape of 2–4 spheres
+  kScaledHull,   ///< btUniformScalingShape around a convex hull
+  kScaledBox,    ///< btBoxShape with non-uniform setLocalScaling
+};
+/// Shapes of the default draw, and of the draw with more_shapes.
+inline constexpr int kRandomShapes = 7;
+inline constexpr int kRandomShapesWithMore = 10;
 const char* to_string(RandomShape shape);
 
-enum class RandomGround { kNone, kPlane, kMesh };
+enum class RandomGround { kNone, kPlane, kMesh, kHeightfield /* more_shapes only */ };
 const char* to_string(RandomGround ground);
 
 enum class RandomJoint {
@@ -105,7 +126,14 @@ const char* to_string(RandomJoint joint);
 struct RandomBodySpec {
   RandomShape shape = RandomShape::kSphere;
   Eigen::Vector3d half_size = Eigen::Vector3d::Constant(0.1);
-  std::vector<Eigen::Vector3d> hull_points;  ///< kConvexHull, body frame
+  /// kConvexHull, kScaledHull: the hull's points before scaling (body
+  /// frame); kMultiSphere: the spheres' centres; kCompound: the offset of
+  /// its sphere child.
+  std::vector<Eigen::Vector3d> hull_points;
+  std::vector<double> sphere_radii;  ///< kMultiSphere, one per centre [m]
+  /// kScaledHull: the uniform scale (x only); kScaledBox: the local scaling
+  /// of a box of half extents half_size.
+  Eigen::Vector3d scaling = Eigen::Vector3d::Ones();
   BodyOptions options;                       ///< mass, pose, velocities, e, μ, factors
   bool asleep = false;      ///< ISLAND_SLEEPING at the start (at rest)
   bool isotropic = false;   ///< inertia replaced by its mean principal moment
@@ -139,8 +167,8 @@ struct RandomWorldSpec {
   RandomGround ground = RandomGround::kNone;
   double ground_restitution = 0.0;
   double ground_friction = 0.5;
-  std::vector<Eigen::Vector3d> ground_heights;  ///< kMesh: grid vertices (x, height, z)
-  int ground_cells = 0;                         ///< kMesh: cells per side
+  std::vector<Eigen::Vector3d> ground_heights;  ///< kMesh, kHeightfield: grid vertices (x, height, z)
+  int ground_cells = 0;                         ///< kMesh, kHeightfield: cells per side
   std::vector<RandomBodySpec> bodies;
   std::vector<RandomJointSpec> joints;
 };
@@ -151,6 +179,9 @@ struct RandomWorldOptions {
   /// Fractions of conservative and elastic worlds; the rest is general.
   double conservative_fraction = 0.2;
   double elastic_fraction = 0.1;
+  /// Also draw the shapes and grounds marked "more_shapes only" (header).
+  /// Off by default: the default draw is unchanged bit for bit.
+  bool more_shapes = false;
 };
 
 /// The world number `index` of the run with `seed`: a pure function of its
@@ -199,6 +230,7 @@ class RandomWorld {
   // Storage first: destroyed after the world that uses it.
   std::vector<std::unique_ptr<btCollisionShape>> shapes_;
   std::vector<std::unique_ptr<btStridingMeshInterface>> meshes_;
+  std::vector<double> heights_;  ///< a heightfield ground's samples (Bullet reads them in place)
   std::vector<std::unique_ptr<btMotionState>> motion_states_;
   std::vector<std::unique_ptr<btRigidBody>> owned_bodies_;
   std::vector<std::unique_ptr<btTypedConstraint>> constraints_;
