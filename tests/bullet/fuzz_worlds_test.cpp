@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <BulletCollision/Gimpact/btGImpactShape.h>
 #include <btBulletDynamicsCommon.h>
 
 #include <algorithm>
@@ -274,11 +275,17 @@ TEST(RandomWorlds, MoreShapesDrawsEveryShapeAndGroundWithinItsCell) {
         EXPECT_LE((half_extents - scaled).cwiseAbs().maxCoeff(), kShapeRounding * scaled.norm())
             << rerun(index, kMoreShapesSeed, options);
         EXPECT_LE(scaled.norm(), kMaxBodyRadius * (1.0 + kShapeRounding));
-      } else if (body.shape == RandomShape::kMultiSphere || body.shape == RandomShape::kScaledHull) {
+      } else if (body.shape == RandomShape::kMultiSphere || body.shape == RandomShape::kScaledHull ||
+                 body.shape == RandomShape::kGImpactMesh) {
         // Drawn within radius r = half_size.x(); Bullet pads the AABB by
-        // the shape's margin (0.04 m, scaled with a scaled hull).
+        // the shape's margin (0.04 m, scaled with a scaled hull; a GImpact
+        // mesh pads each triangle by its part's own margin, 0.01 m).
         const double r = body.half_size.x();
-        const double margin = double(rigid.getCollisionShape()->getMargin());
+        const btCollisionShape& shape = *rigid.getCollisionShape();
+        const double margin =
+            body.shape == RandomShape::kGImpactMesh
+                ? double(static_cast<const btGImpactMeshShape&>(shape).getMeshPart(0)->getMargin())
+                : double(shape.getMargin());
         EXPECT_LE(half_extents.maxCoeff(), r + margin + kShapeRounding * r)
             << to_string(body.shape) << " in " << rerun(index, kMoreShapesSeed, options);
         EXPECT_LE(r, kMaxBodyRadius);
@@ -292,7 +299,7 @@ TEST(RandomWorlds, MoreShapesDrawsEveryShapeAndGroundWithinItsCell) {
 
 // The same checks on worlds with the shapes games build that the default
 // draw leaves out (RandomWorldOptions::more_shapes: multi-sphere bodies,
-// scaled hulls and boxes, heightfield grounds). Another seed, so these
+// scaled hulls and boxes, GImpact meshes, heightfield grounds). Another seed, so these
 // worlds are not the default run's with some shapes swapped. 100 worlds,
 // ~3 s of CPU in Release.
 TEST(FuzzWorlds, ShortRunWithMoreShapesNeverFailsTheHost) {

@@ -5,6 +5,8 @@
 #include <BulletCollision/CollisionShapes/btHeightfieldTerrainShape.h>
 #include <BulletCollision/CollisionShapes/btMultiSphereShape.h>
 #include <BulletCollision/CollisionShapes/btUniformScalingShape.h>
+#include <BulletCollision/Gimpact/btGImpactCollisionAlgorithm.h>
+#include <BulletCollision/Gimpact/btGImpactShape.h>
 #include <BulletDynamics/Featherstone/btMultiBody.h>
 #include <BulletDynamics/Featherstone/btMultiBodyDynamicsWorld.h>
 #include <LinearMath/btTransformUtil.h>
@@ -182,6 +184,14 @@ RandomBodySpec draw_body(Rng& rng, RandomWorldKind kind, const Eigen::Vector3d& 
       const Eigen::Vector3d a = rng.vector(0.3, 1);
       body.scaling = rng.vector(0.5, 2.0);
       body.half_size = a / a.cwiseProduct(body.scaling).norm() * radius;
+      break;
+    }
+    case RandomShape::kGImpactMesh: {
+      // An octahedron with semi-axes in [0.3, 1] × radius.
+      const Eigen::Vector3d axes = rng.vector(0.3, 1) * radius;
+      for (int axis = 0; axis < 3; ++axis)
+        for (const double sign : {1.0, -1.0}) body.hull_points.push_back(sign * axes[axis] * Eigen::Vector3d::Unit(axis));
+      body.half_size = Eigen::Vector3d::Constant(radius);
       break;
     }
   }
@@ -367,6 +377,7 @@ const char* to_string(RandomShape shape) {
     case RandomShape::kMultiSphere: return "multisphere";
     case RandomShape::kScaledHull: return "scaled-hull";
     case RandomShape::kScaledBox: return "scaled-box";
+    case RandomShape::kGImpactMesh: return "gimpact-mesh";
   }
   return "unknown";
 }
@@ -619,6 +630,32 @@ RandomWorld::RandomWorld(const RandomWorldSpec& spec, bool simpact,
         shape = std::make_unique<btBoxShape>(to_bullet(h));
         shape->setLocalScaling(to_bullet(body.scaling));
         break;
+      case RandomShape::kGImpactMesh: {
+        // Vertices ±x (0, 1), ±y (2, 3), ±z (4, 5); eight faces, outward.
+        const auto& v = body.hull_points;
+        auto mesh = std::make_unique<btTriangleMesh>();
+        for (const int x : {0, 1})
+          for (const int y : {2, 3})
+            for (const int z : {4, 5}) {
+              // Outward when the signs' product is positive, else reversed.
+              const bool outward = ((x == 0) == (y == 2)) == (z == 4);
+              if (outward) {
+                mesh->addTriangle(to_bullet(v[std::size_t(x)]), to_bullet(v[std::size_t(y)]), to_bullet(v[std::size_t(z)]));
+              } else {
+                mesh->addTriangle(to_bullet(v[std::size_t(x)]), to_bullet(v[std::size_t(z)]), to_bullet(v[std::size_t(y)]));
+              }
+            }
+        auto gimpact = std::make_unique<btGImpactMeshShape>(mesh.get());
+        gimpact->updateBound();
+        meshes_.push_back(std::move(mesh));
+        shape = std::move(gimpact);
+        if (!gimpact_registered_) {
+          btGImpactCollisionAlgorithm::registerAlgorithm(
+              static_cast<btCollisionDispatcher*>(world_->dynamics_world().getDispatcher()));
+          gimpact_registered_ = true;
+        }
+        break;
+      }
     }
     shapes_.push_back(std::move(shape));
     btRigidBody* rigid = add_body(shapes_.back().get(), body.options, body.isotropic);

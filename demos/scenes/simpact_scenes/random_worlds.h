@@ -19,10 +19,12 @@
 //    (btBvhTriangleMeshShape), all at y ≈ 0;
 //  - with RandomWorldOptions::more_shapes, also multi-sphere bodies
 //    (btMultiSphereShape), uniformly scaled hulls (btUniformScalingShape),
-//    boxes with non-uniform local scaling, and bumpy heightfield grounds
-//    (btHeightfieldTerrainShape): shapes games build that the default
-//    draw leaves out (off by default, so every (seed, index) keeps its
-//    world);
+//    boxes with non-uniform local scaling, dynamic concave meshes
+//    (btGImpactMeshShape, with Bullet's GImpact algorithm registered: a
+//    hollow shell, so a small body can end up inside it), and bumpy
+//    heightfield grounds (btHeightfieldTerrainShape): shapes games build
+//    that the default draw leaves out (off by default, so every
+//    (seed, index) keeps its world);
 //  - masses 10^U(−2, 3) kg (ratios up to 1e5 inside one world), speeds up
 //    to 20 m/s, spins up to 10 rad/s; kinematic bodies; linear and angular
 //    factors; bodies asleep at the start or never sleeping;
@@ -94,10 +96,11 @@ enum class RandomShape {
   kMultiSphere,  ///< btMultiSphereShape of 2–4 spheres
   kScaledHull,   ///< btUniformScalingShape around a convex hull
   kScaledBox,    ///< btBoxShape with non-uniform setLocalScaling
+  kGImpactMesh,  ///< btGImpactMeshShape: a closed, hollow octahedron mesh
 };
 /// Shapes of the default draw, and of the draw with more_shapes.
 inline constexpr int kRandomShapes = 7;
-inline constexpr int kRandomShapesWithMore = 10;
+inline constexpr int kRandomShapesWithMore = 11;
 const char* to_string(RandomShape shape);
 
 enum class RandomGround { kNone, kPlane, kMesh, kHeightfield /* more_shapes only */ };
@@ -128,7 +131,8 @@ struct RandomBodySpec {
   Eigen::Vector3d half_size = Eigen::Vector3d::Constant(0.1);
   /// kConvexHull, kScaledHull: the hull's points before scaling (body
   /// frame); kMultiSphere: the spheres' centres; kCompound: the offset of
-  /// its sphere child.
+  /// its sphere child; kGImpactMesh: the octahedron's six vertices
+  /// (±x, ±y, ±z).
   std::vector<Eigen::Vector3d> hull_points;
   std::vector<double> sphere_radii;  ///< kMultiSphere, one per centre [m]
   /// kScaledHull: the uniform scale (x only); kScaledBox: the local scaling
@@ -231,6 +235,7 @@ class RandomWorld {
   std::vector<std::unique_ptr<btCollisionShape>> shapes_;
   std::vector<std::unique_ptr<btStridingMeshInterface>> meshes_;
   std::vector<double> heights_;  ///< a heightfield ground's samples (Bullet reads them in place)
+  bool gimpact_registered_ = false;  ///< Bullet's GImpact algorithm is in the world's dispatcher
   std::vector<std::unique_ptr<btMotionState>> motion_states_;
   std::vector<std::unique_ptr<btRigidBody>> owned_bodies_;
   std::vector<std::unique_ptr<btTypedConstraint>> constraints_;
