@@ -13,8 +13,10 @@
 // and stock (for --only runs). --split-all runs simpact with
 // ImpactSolverConfig::split_impulse_for_all_penetrations.
 // --more-shapes draws RandomWorldOptions::more_shapes worlds (multi-sphere
-// bodies, scaled hulls and boxes, heightfield grounds; another family of
-// worlds than the default draw's, so reruns need the flag too).
+// bodies, scaled hulls and boxes, GImpact meshes, heightfield grounds;
+// another family of worlds than the default draw's, so reruns need the flag
+// too); with --multibody, box link colliders (random_multibody_spec's
+// box_links).
 // --multibody runs the Featherstone variant (random_multibody_spec:
 // MultiBodyImpactSolver against btMultiBodyConstraintSolver); there every
 // impact report that gains energy is a failure.
@@ -148,12 +150,14 @@ int main(int argc, char** argv) {
       const std::size_t k = next.fetch_add(1);
       if (k >= indices.size()) return;
       results[k] = args.multibody
-                       ? simpact::scenes::run_fuzz_multibody_world(args.seed, indices[k], args.fuzz)
+                       ? simpact::scenes::run_fuzz_multibody_world(args.seed, indices[k], args.fuzz,
+                                                                   args.world.more_shapes)
                        : simpact::scenes::run_fuzz_world(args.seed, indices[k], args.fuzz, args.world);
       const FuzzWorldResult& r = results[k];
       auto description = [&] {
         return args.multibody
-                   ? simpact::scenes::describe(simpact::scenes::random_multibody_spec(args.seed, indices[k]))
+                   ? simpact::scenes::describe(
+                         simpact::scenes::random_multibody_spec(args.seed, indices[k], args.world.more_shapes))
                    : simpact::scenes::describe(
                          simpact::scenes::random_world_spec(args.seed, indices[k], args.world));
       };

@@ -9,6 +9,8 @@
 #include <simpact/routh.h>
 #include <simpact_worlds/multibody_world.h>
 
+#include <BulletCollision/CollisionShapes/btBoxShape.h>
+#include <BulletCollision/CollisionShapes/btCompoundShape.h>
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 #include <BulletDynamics/Featherstone/btMultiBody.h>
 #include <BulletDynamics/Featherstone/btMultiBodyDynamicsWorld.h>
@@ -780,6 +782,55 @@ constexpr MultiBodyBaseSolver kBases[] = {MultiBodyBaseSolver::kSequentialImpuls
 
 // The impact phase decides the cradle whatever runs after it: (0, 0, 1) with
 // each base, energy kept, one propagative impact.
+// The fixture's box links (RevoluteLink::box_half_extents, the fuzz
+// harness's box_links): the link collides as a btBoxShape of exactly those
+// half extents, alone or as the first child of its body's compound next to
+// extra collider spheres; bad extents are refused by name.
+TEST(MultiBodyWorldFixture, BoxLinksCollideAsBoxes) {
+  MultiBodyWorld world(MultiBodyWorldOptions{});
+  RevoluteLink link;
+  link.pivot = {0, 1, 0};
+  link.center = {0, 0, 0};
+  link.box_half_extents = {0.05, 0.1, 0.02};
+  const btMultiBody* chain = world.add_fixed_base_chain({0, 1, 0}, {link});
+  const btCollisionShape* shape = chain->getLink(0).m_collider->getCollisionShape();
+  ASSERT_EQ(shape->getShapeType(), BOX_SHAPE_PROXYTYPE);
+  // Bullet stores h − margin and adds the margin back: one rounding of
+  // btScalar at ~0.1 m (double 1.4e-17, float 7.5e-9); these bounds are a
+  // few of those, far below any other size.
+  const double rounding = kDouble ? 1e-16 : 3e-8;
+  const btVector3 half = static_cast<const btBoxShape*>(shape)->getHalfExtentsWithMargin();
+  EXPECT_NEAR(double(half.x()), 0.05, rounding);
+  EXPECT_NEAR(double(half.y()), 0.1, rounding);
+  EXPECT_NEAR(double(half.z()), 0.02, rounding);
+
+  simpact::worlds::FreeBase base;
+  base.center = {2, 1, 0};
+  link.pivot = {2, 0.8, 0};
+  link.center = {2, 0.5, 0};
+  simpact::worlds::SphereCollider extra;
+  extra.body = 0;
+  extra.center = {2, 0.3, 0};
+  extra.radius = 0.03;
+  extra.restitution = link.restitution;
+  extra.friction = link.friction;
+  const btMultiBody* tree = world.add_free_base_tree(base, {link}, {extra});
+  const btCollisionShape* compound = tree->getLink(0).m_collider->getCollisionShape();
+  ASSERT_EQ(compound->getShapeType(), COMPOUND_SHAPE_PROXYTYPE);
+  const btCompoundShape& children = *static_cast<const btCompoundShape*>(compound);
+  ASSERT_EQ(children.getNumChildShapes(), 2);
+  EXPECT_EQ(children.getChildShape(0)->getShapeType(), BOX_SHAPE_PROXYTYPE);
+  EXPECT_EQ(children.getChildShape(1)->getShapeType(), SPHERE_SHAPE_PROXYTYPE);
+
+  link.box_half_extents = {0.05, -0.1, 0.02};
+  try {
+    world.add_fixed_base_chain({4, 1, 0}, {link});
+    ADD_FAILURE() << "a negative half extent was accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("box_half_extents"), std::string::npos) << error.what();
+  }
+}
+
 TEST(MultiBodyBase, PendulumCradleWithEachBase) {
   for (const MultiBodyBaseSolver base : kBases) {
     SCOPED_TRACE(simpact::bullet::to_string(base));

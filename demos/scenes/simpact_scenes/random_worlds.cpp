@@ -1233,7 +1233,7 @@ std::unique_ptr<MultiBodyWorld> build_multibody_world(
 
 }  // namespace
 
-RandomMultiBodySpec random_multibody_spec(std::uint64_t seed, std::int64_t index) {
+RandomMultiBodySpec random_multibody_spec(std::uint64_t seed, std::int64_t index, bool box_links) {
   RandomMultiBodySpec spec;
   spec.seed = seed;
   spec.index = index;
@@ -1334,6 +1334,17 @@ RandomMultiBodySpec random_multibody_spec(std::uint64_t seed, std::int64_t index
   // Law auto (drawn last, so every world keeps the bodies it had before the
   // multibody adapter took the shared laws).
   if (rng.chance(0.3)) spec.law = bullet::ImpactLaw::kAuto;
+  if (box_links) {
+    // Boxes within the links' spheres (half diagonal = radius), so that the
+    // placement's clearances still hold; a stream of their own.
+    Rng boxes(mix(mix(seed, 0x626F786C696E6B73ull), std::uint64_t(index)));
+    for (RandomMultiBodySpec::Tree& tree : spec.trees)
+      for (Link& link : tree.links) {
+        if (!link.sphere_collider || !boxes.chance(0.5)) continue;
+        const Eigen::Vector3d a = boxes.vector(0.3, 1.0);
+        link.box_half_extents = a / a.norm() * link.radius;
+      }
+  }
   return spec;
 }
 
@@ -1344,10 +1355,14 @@ std::string describe(const RandomMultiBodySpec& spec) {
       << std::lround(1.0 / spec.dt) << ", ground " << (spec.plane ? "plane" : "none") << ", g "
       << (spec.gravity.norm() > 0 ? "on" : "off") << "; trees:";
   for (const RandomMultiBodySpec::Tree& tree : spec.trees) {
-    int prismatic = 0;
-    for (const Link& link : tree.links) prismatic += link.joint == JointKind::kPrismatic ? 1 : 0;
+    int prismatic = 0, boxes = 0;
+    for (const Link& link : tree.links) {
+      prismatic += link.joint == JointKind::kPrismatic ? 1 : 0;
+      boxes += link.box_half_extents.isZero(0.0) ? 0 : 1;
+    }
     out << ' ' << (tree.free_base ? "free" : "fixed") << '(' << tree.links.size() << " links";
     if (prismatic > 0) out << ", " << prismatic << " prismatic";
+    if (boxes > 0) out << ", " << boxes << " boxes";
     out << ')';
   }
   out << "; " << spec.spheres.size() << " free spheres";
@@ -1355,10 +1370,10 @@ std::string describe(const RandomMultiBodySpec& spec) {
 }
 
 FuzzWorldResult run_fuzz_multibody_world(std::uint64_t seed, std::int64_t index,
-                                         const FuzzOptions& options) {
+                                         const FuzzOptions& options, bool box_links) {
   FuzzWorldResult result;
   result.index = index;
-  const RandomMultiBodySpec spec = random_multibody_spec(seed, index);
+  const RandomMultiBodySpec spec = random_multibody_spec(seed, index, box_links);
   result.kind = spec.elastic ? RandomWorldKind::kElastic : RandomWorldKind::kGeneral;
   const double tolerance = energy_gain_tolerance();
   int step = 0;

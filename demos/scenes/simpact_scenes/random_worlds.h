@@ -376,7 +376,7 @@ FuzzWorldResult run_fuzz_world(std::uint64_t seed, std::int64_t index,
 // ── The multibody variant ───────────────────────────────────────────────────
 // Featherstone worlds (btMultiBodyDynamicsWorld through MultiBodyWorld):
 // fixed-base chains and free-base trees of 1–3 revolute or prismatic links
-// (random axes, sphere colliders, masses 10^U(−1, 1.5) kg, joint speeds up
+// (random axes, sphere colliders — boxes too with box_links — masses 10^U(−1, 1.5) kg, joint speeds up
 // to 3), free rigid spheres up to 10 m/s, an optional ground plane, gravity
 // on or off; law propagative or routh; base SI, MLCP Dantzig or MLCP Lemke.
 // Elastic worlds (e = 1, μ = 0 everywhere) test that the impact phase never
@@ -407,8 +407,12 @@ struct RandomMultiBodySpec {
   std::vector<Sphere> spheres;
 };
 
-/// A pure function of (seed, index), like random_world_spec.
-RandomMultiBodySpec random_multibody_spec(std::uint64_t seed, std::int64_t index);
+/// A pure function of (seed, index), like random_world_spec. With
+/// `box_links`, about half of the links (cradle bobs included) collide as
+/// boxes within their spheres (Link::box_half_extents), drawn from a stream
+/// of their own after everything else: the world is otherwise the one
+/// without them, body for body.
+RandomMultiBodySpec random_multibody_spec(std::uint64_t seed, std::int64_t index, bool box_links = false);
 std::string describe(const RandomMultiBodySpec& spec);
 
 /// Runs multibody world `index` of `seed` with simpact (MultiBodyImpactSolver)
@@ -417,7 +421,7 @@ std::string describe(const RandomMultiBodySpec& spec);
 /// world (none has a kinematic body or factors); kind is kElastic or
 /// kGeneral; step_gains and gyroscopic_gains stay 0.
 FuzzWorldResult run_fuzz_multibody_world(std::uint64_t seed, std::int64_t index,
-                                         const FuzzOptions& options = {});
+                                         const FuzzOptions& options = {}, bool box_links = false);
 
 /// One line naming what failed (empty when nothing did).
 std::string failure_summary(const FuzzWorldResult& result);

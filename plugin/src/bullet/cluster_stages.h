@@ -20,6 +20,7 @@
 #pragma once
 
 #include "clustering.h"
+#include "core/outcome_check.h"
 
 #include <simpact/bullet/impact_solver.h>
 #include <simpact/propagative.h>
@@ -27,9 +28,12 @@
 
 #include <Eigen/Core>
 
+#include <LinearMath/btScalar.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -261,8 +265,28 @@ inline constexpr double kEnergyRestoreThreshold = 1e-12;
 /// makes: 1e-8, the outcome check's approach allowance
 /// (core/outcome_check.h, kOutcomeApproachTolerance), so no contact velocity
 /// moves by more than that fraction of its change. A gain that needs more
-/// is not rounding and is left to the adapter's own energy check.
+/// is not rounding and is left to the stage "check energy" (run_cluster).
 inline constexpr double kEnergyRestoreMaxShrink = 1e-8;
+
+/// Stage "check energy": a cluster whose impact may not gain
+/// (Cluster::energy_is_invariant) is handed to the base solver when its
+/// outcome's energy, in the adapter's metric (Cluster::energy), exceeds
+/// E(v*) by more than this fraction. The law's own check
+/// (core/outcome_check.h) bounds its gain in v_a by kOutcomeEnergyTolerance
+/// (1e-8) of E_s, and E_s ≤ E(v_a) ≤ E(v*) by Cauchy–Schwarz in the M
+/// metric (½ u²/W ≤ ½ vᵀMv), so the same fraction of the whole cluster's
+/// energy never rejects an outcome the law accepts. The adapters measure
+/// with other arithmetic than the law's — the rigid adapter with the bodies'
+/// own mass and inertia, the multibody adapter through (M⁻¹)⁺ of the ABA's
+/// M⁻¹ — so in single precision the two differ by a few ε_float (a box
+/// corner struck under the propagative law measured ~1e-7): the fraction is
+/// at least 1000 ε of btScalar (1.2e-4 in float; 2.2e-13 < 1e-8 in double).
+/// It catches the cross term of the rigid adapter's pass-through v_g (+4 %,
+/// +33 %) and a float ABA metric too ill-conditioned for its outcome to be
+/// trusted (fuzz_worlds --multibody --more-shapes seed 20261399 world 661
+/// in single precision: +1.8 %, a tree spinning at ~100 rad/s).
+const double kClusterEnergyGainTolerance =
+    std::max(simpact::internal::kOutcomeEnergyTolerance, 1e3 * double(std::numeric_limits<btScalar>::epsilon()));
 
 /// Stage "restore energy", between complete and check outcome. A joint
 /// group's M⁻¹_G = M⁻¹ − R Rᵀ (joint_rows.h) is formed with
@@ -307,7 +331,7 @@ bool restore_energy(const Energy& energy, const Invariant& invariant, const Make
 
 /// The stages of one cluster, in order, written once for both adapters:
 /// plan → [cap: report] → assemble → check rows → resolve → complete →
-/// restore energy → check outcome → apply. `Cluster` is an adapter's view of one cluster
+/// restore energy → check energy → check outcome → apply. `Cluster` is an adapter's view of one cluster
 /// (its nodes' kinds stay inside it):
 ///   ClusterPlan plan();                     // the plan stage's inputs folded in
 ///   int candidates() const;                 // candidate contacts (the Routh cap counts them)
@@ -326,7 +350,8 @@ bool restore_energy(const Energy& energy, const Invariant& invariant, const Make
 ///   bool energy_is_invariant() const;       // no impact of this cluster may gain
 ///                                           // in energy(): restore energy applies
 ///   bool check(const Eigen::VectorXd& velocity, ImpactReport& report, ImpactStats& stats);
-///                                           // false: rejected (status and message set)
+///                                           // the adapter's own checks; false:
+///                                           // rejected (status and message set)
 ///   bool apply(const Eigen::VectorXd& velocity, const ClusterPlan& plan);
 ///                                           // writes v⁺, separation, hand-off; false:
 ///                                           // non-finite, nothing written
@@ -385,6 +410,15 @@ Resolution run_cluster(Cluster& cluster, const ImpactSettings& settings, LawStat
                      [&] { return cluster.complete(rows.admissible); }, report.energy_before, velocity,
                      report.energy_after))
     ++stats.energy_restored;
+  // Check energy.
+  if (!(report.energy_after <= report.energy_before * (1.0 + kClusterEnergyGainTolerance)) &&
+      cluster.energy_is_invariant()) {
+    report.status = Status::kEnergyGain;
+    add_message(report, "the outcome would gain energy (" + std::to_string(report.energy_before) + " -> " +
+                            std::to_string(report.energy_after) + " J in the adapter's metric)");
+    ++stats.fallbacks;
+    return Resolution::kFailed;
+  }
   // Check outcome.
   if (!cluster.check(velocity, report, stats)) return Resolution::kFailed;
   // Apply.

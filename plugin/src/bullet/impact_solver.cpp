@@ -5,7 +5,6 @@
 #include "bullet/joint_rows.h"
 #include "bullet/proximity.h"
 #include "bullet/sparse_assembly.h"
-#include "core/outcome_check.h"
 #include "core/separation.h"
 
 #include <Eigen/Geometry>
@@ -886,21 +885,6 @@ ImpactReport::Contact report_contact(const Impl::Point& p, double approach_speed
   return internal::contact_report(p.object_a, p.object_b, *p.point, approach_speed);
 }
 
-/// A cluster's kinetic energy may not grow in its impact by more than this
-/// fraction. The law's own check (core/outcome_check.h) bounds its gain in
-/// v_a by kOutcomeEnergyTolerance (1e-8) of E_s, and E_s ≤ E(v_a) ≤ E(v*) by
-/// Cauchy–Schwarz in the M metric (½ u²/W ≤ ½ vᵀMv), so the same fraction of
-/// the whole cluster's energy never rejects an outcome the law accepts. The
-/// check measures both energies with the bodies' own mass and inertia, the
-/// law conserves them in its metric built from the same btScalar data: in
-/// single precision the two differ by a few ε_float (a box corner struck
-/// under the propagative law measured a gain of ~1e-7), so the fraction is
-/// at least 1000 ε of btScalar (1.2e-4 in float; 2.2e-13 < 1e-8 in double).
-/// It catches the cross term of the pass-through v_g (+4 %, +33 %).
-const double kClusterEnergyGainTolerance =
-    std::max(simpact::internal::kOutcomeEnergyTolerance,
-             1e3 * double(std::numeric_limits<btScalar>::epsilon()));
-
 /// Whether kinetic energy is what the cluster's impact may not increase: no
 /// partner moves (a moving kinematic or static body is infinitely massive
 /// and may give energy) and no body has a linear or angular factor other
@@ -1185,22 +1169,14 @@ struct RigidCluster {
   // Without factors and moving kinematic partners no impact may gain.
   bool energy_is_invariant() const { return kinetic_energy_is_invariant(s, members, ids); }
 
-  // The law's own check covers v_a; the cluster as a whole must not gain
-  // either. v_g passes through, and its M-orthogonality to the law's change
-  // is exact only up to the joint metric's rank decisions: a cluster whose
-  // joints nearly conflict (a hinge to the world, a slider and a fixed joint
-  // on the same pair) can turn a large v_g into a gain through that cross
-  // term. Such a cluster is the base solver's.
-  bool check(const Eigen::VectorXd&, ImpactReport& report, ImpactStats& stats) const {
-    if (!(report.energy_after <= report.energy_before * (1.0 + kClusterEnergyGainTolerance)) &&
-        energy_is_invariant()) {
-      report.status = Status::kEnergyGain;
-      add_message(report, "the joint-violating velocity would gain energy through the impact");
-      ++stats.fallbacks;
-      return false;
-    }
-    return true;
-  }
+  // The law's own check covers v_a; the cluster as a whole is checked by
+  // the shared stage "check energy" (cluster_stages.h): v_g passes through,
+  // and its M-orthogonality to the law's change is exact only up to the
+  // joint metric's rank decisions, so a cluster whose joints nearly conflict
+  // (a hinge to the world, a slider and a fixed joint on the same pair) can
+  // turn a large v_g into a gain through that cross term. Nothing else to
+  // check here.
+  bool check(const Eigen::VectorXd&, ImpactReport&, ImpactStats&) const { return true; }
 
   bool apply(const Eigen::VectorXd& after, const internal::ClusterPlan& cluster) {
     // The outcome is complete when the base solver has nothing left to do

@@ -43,7 +43,16 @@ void check_links(const std::vector<RevoluteLink>& links, bool free_base) {
               l.joint == JointKind::kFixed,
           at + "joint must be revolute, prismatic, spherical, planar or fixed");
     check(l.joint_velocities.allFinite(), at + "joint_velocities must be finite");
+    check(l.box_half_extents.allFinite() &&
+              (l.box_half_extents.isZero(0.0) || l.box_half_extents.minCoeff() > 0),
+          at + "box_half_extents must be all zero (a sphere) or positive and finite");
   }
+}
+
+// The link's own collider shape: its box when it has one, else its sphere.
+std::unique_ptr<btCollisionShape> link_shape(const RevoluteLink& l) {
+  if (!l.box_half_extents.isZero(0.0)) return std::make_unique<btBoxShape>(bt(l.box_half_extents));
+  return std::make_unique<btSphereShape>(btScalar(l.radius));
 }
 
 // Link i of `mb`, its frame the world's at q = 0: for a parent whose frame
@@ -137,7 +146,7 @@ btMultiBody* MultiBodyWorld::add_fixed_base_chain(const Eigen::Vector3d& base_po
   world_->addMultiBody(mb.get());
   for (int i = 0; i < n; ++i) {
     const RevoluteLink& l = links[static_cast<size_t>(i)];
-    shapes_.push_back(std::make_unique<btSphereShape>(btScalar(l.radius)));
+    shapes_.push_back(link_shape(l));
     auto collider = std::make_unique<btMultiBodyLinkCollider>(mb.get(), i);
     collider->setCollisionShape(shapes_.back().get());
     collider->setWorldTransform(btTransform(btQuaternion::getIdentity(), bt(l.center)));
@@ -195,6 +204,10 @@ btMultiBody* MultiBodyWorld::add_free_base_tree(const FreeBase& base, const std:
     const Eigen::Vector3d com = body < 0 ? base.center : links[static_cast<size_t>(body)].center;
     std::vector<SphereCollider> spheres;
     double restitution = 0.0, friction = 0.5;
+    // The link's own collider comes first; a box link's entry stands for
+    // its box (radius unused).
+    const bool box = body >= 0 && links[static_cast<size_t>(body)].sphere_collider &&
+                     !links[static_cast<size_t>(body)].box_half_extents.isZero(0.0);
     if (body >= 0 && links[static_cast<size_t>(body)].sphere_collider) {
       const RevoluteLink& l = links[static_cast<size_t>(body)];
       spheres.push_back({body, l.center, l.radius, l.restitution, l.friction});
@@ -209,12 +222,18 @@ btMultiBody* MultiBodyWorld::add_free_base_tree(const FreeBase& base, const std:
             "the spheres of one body must share restitution and friction (one collider per body)");
     btCollisionShape* shape = nullptr;
     if (spheres.size() == 1 && (spheres.front().center - com).isZero(0.0)) {
-      shapes_.push_back(std::make_unique<btSphereShape>(btScalar(spheres.front().radius)));
+      shapes_.push_back(box ? link_shape(links[static_cast<size_t>(body)])
+                            : std::make_unique<btSphereShape>(btScalar(spheres.front().radius)));
       shape = shapes_.back().get();
     } else {
       auto compound = std::make_unique<btCompoundShape>();
-      for (const SphereCollider& c : spheres) {
-        shapes_.push_back(std::make_unique<btSphereShape>(btScalar(c.radius)));
+      for (size_t k = 0; k < spheres.size(); ++k) {
+        const SphereCollider& c = spheres[k];
+        if (k == 0 && box) {
+          shapes_.push_back(link_shape(links[static_cast<size_t>(body)]));
+        } else {
+          shapes_.push_back(std::make_unique<btSphereShape>(btScalar(c.radius)));
+        }
         // In the body's frame: the base's is rotated, links' are the world's.
         const Eigen::Vector3d local = body < 0 && rotated ? Eigen::Vector3d(orientation.conjugate() * (c.center - com))
                                                           : Eigen::Vector3d(c.center - com);

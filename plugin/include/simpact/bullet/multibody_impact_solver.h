@@ -186,7 +186,10 @@
 // limit: whatever the law's own fallback would have applied), when it
 // throws, when its input (velocities, ABA metric, rows, restitution,
 // friction) or its outcome is not finite or exceeds Bullet's coordinate
-// velocity clamp ("Deviations"), when a btMultiBodyConstraint
+// velocity clamp ("Deviations"), when its outcome would raise the energy of
+// a cluster no impact may give energy to (no moving partner or coupling:
+// status kEnergyGain, beyond kClusterEnergyGainTolerance of E(v*), 1e-8 in
+// double and 1.2e-4 in float, in the law's metric), when a btMultiBodyConstraint
 // above binds it, or without a snapshot ("Step order"). A failed cluster gets
 // NOTHING from the impact phase — resolve() writes velocities and turns
 // restitution off only after every check passed, with operations that

@@ -86,6 +86,11 @@ struct RevoluteLink {
   /// Give the link its sphere of `radius` at `center` as a collider; false:
   /// only the SphereColliders attached to it (add_free_base_tree).
   bool sphere_collider = true;
+  /// Non-zero: the link's own collider is a box of these half extents [m]
+  /// at `center`, its edges along the world axes at q = 0 (as a URDF
+  /// loader builds a box link), in place of the sphere; `radius` still sets
+  /// the default inertia. All zero (default): the sphere.
+  Eigen::Vector3d box_half_extents = Eigen::Vector3d::Zero();
   JointKind joint = JointKind::kRevolute;
   /// q̇ of a spherical or planar joint (see JointKind); ignored otherwise.
   Eigen::Vector3d joint_velocities = Eigen::Vector3d::Zero();
