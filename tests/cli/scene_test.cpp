@@ -681,6 +681,34 @@ TEST(CliScene, PendulumStrikesARigidSphere) {
   EXPECT_EQ(output["impacts"], 1);
 }
 
+TEST(CliScene, BoxLinkBouncesOffThePlaneWithItsFace) {
+  // A prismatic link sliding down y at 1 m/s, no gravity, e = 1: its box
+  // (half height 0.05 m) meets the plane y = 0 when its centre is 0.05 m
+  // up, after 0.2 s (48 steps), and leaves at exactly +1 m/s (one dof).
+  // After 72 steps the centre is at 0.05 + 24/240 = 0.15 m, within the
+  // step in which Bullet finds the touch (a step's travel, 1/240 m, either
+  // way: kTouchStep). Taken for its 0.15 m bounding sphere instead, the
+  // link would bounce at once and end at 0.35 m.
+  const Json input = Json::parse(R"({
+    "gravity": [0, 0, 0], "dt": 0.004166666666666667, "steps": 72,
+    "bodies": [{"shape": "plane", "normal": [0, 1, 0], "offset": 0, "restitution": 1, "friction": 0}],
+    "multibodies": [
+      {"base": {"type": "fixed", "position": [0, 1, 0]},
+       "links": [{"joint": "prismatic", "axis": [0, 1, 0], "center": [0, 0.25, 0],
+                  "box": [0.1, 0.05, 0.1], "mass": 2, "restitution": 1, "friction": 0,
+                  "joint_velocity": -1}]}
+    ]
+  })");
+  const Json output = scene_ok(input);
+  constexpr double kTouchStep = 2.0 / 240.0;
+  EXPECT_NEAR(number(output["multibodies"][0]["joint_velocities"][0]), 1.0, kJointExact);
+  EXPECT_NEAR(number(output["multibodies"][0]["links"][0]["position"][1]), 0.15, kTouchStep);
+  EXPECT_GE(number(output["impacts"]), 1);
+  // The box's solid inertia is the default; with one prismatic dof only
+  // the translation moves: ½ m v².
+  EXPECT_NEAR(number(output["energy_final"]), 0.5 * 2.0 * 1.0, kJointExact);
+}
+
 TEST(CliScene, ChainLinksHangFromTheirParents) {
   // Two links about z: link 0 hinged at the origin with its bob at x = 0.5,
   // link 1 hinged at that bob with its own at x = 1. Only joint 0 turns
@@ -738,6 +766,21 @@ TEST(CliScene, MalformedMultibodyScenesExit2NamingTheProblem) {
          s["multibodies"][0]["links"][0]["colliders"] = {{{"center", {0, 0, 0}}, {"radius", 1}}};
        },
        R"("links" entry 0: "colliders" of a fixed-base link is not supported)"},
+      {"box and radius",
+       [](Json& s) { s["multibodies"][0]["links"][0]["box"] = {0.1, 0.1, 0.1}; },
+       R"("links" entry 0: "box" and "radius" are two colliders for one link: give one)"},
+      {"flat box",
+       [](Json& s) {
+         s["multibodies"][0]["links"][0].erase("radius");
+         s["multibodies"][0]["links"][0]["box"] = {0.1, 0, 0.1};
+       },
+       R"("links" entry 0: "box" half extents must be > 0)"},
+      {"box of two numbers",
+       [](Json& s) {
+         s["multibodies"][0]["links"][0].erase("radius");
+         s["multibodies"][0]["links"][0]["box"] = {0.1, 0.1};
+       },
+       R"("links" entry 0: "box")"},
       {"zero link inertia", [](Json& s) { s["multibodies"][0]["links"][0]["inertia"] = {1, 0, 1}; },
        R"("links" entry 0: "inertia" must be > 0)"},
       {"prismatic zero axis",

@@ -61,7 +61,7 @@ const std::vector<std::string> kFreeBaseKeys = {
     "friction", "colliders",
 };
 const std::vector<std::string> kLinkKeys = {
-    "parent", "joint", "pivot", "axis", "center", "mass", "inertia", "radius", "restitution",
+    "parent", "joint", "pivot", "axis", "center", "mass", "inertia", "radius", "box", "restitution",
     "friction", "joint_velocity", "colliders",
 };
 const std::vector<std::string> kColliderKeys = {"center", "radius", "restitution", "friction"};
@@ -603,7 +603,20 @@ Link read_link(const Json& link, std::size_t index, MultiBodyInput& input) {
   result.pivot = result.joint == JointKind::kPrismatic ? read_vector3_or(link, "pivot", result.center)
                                                        : read_vector3(link, "pivot");
   if (link.contains("mass")) result.mass = read_positive(link, "mass");
-  if (input.free && !link.contains("radius")) {
+  if (link.contains("box")) {
+    // A box link (as URDF loaders build them): the box is the collider, its
+    // solid inertia the default.
+    if (link.contains("radius")) {
+      throw InputError(quote("box") + " and " + quote("radius") + " are two colliders for one link: give one");
+    }
+    const Eigen::Vector3d half = read_vector3(link, "box");
+    if (!(half.array() > 0.0).all()) throw InputError(quote("box") + " half extents must be > 0");
+    result.box_half_extents = half;
+    result.radius = half.norm();
+    const Eigen::Vector3d squared = half.cwiseProduct(half);
+    result.inertia = result.mass / 3.0 *
+                     Eigen::Vector3d(squared.y() + squared.z(), squared.x() + squared.z(), squared.x() + squared.y());
+  } else if (input.free && !link.contains("radius")) {
     require_radius_for(link, "a link");
     result.sphere_collider = false;
   } else {

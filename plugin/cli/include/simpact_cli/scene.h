@@ -144,13 +144,19 @@ inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object w
                        point of the slide line         (default center)
     mass               [kg] > 0                                 (default 1)
     radius             [m] > 0: the link's sphere collider at its centre of
-                       mass; required on a fixed base, optional on a free
-                       one
-    restitution        of that sphere, in [0, 1] (needs radius) (default 0)
-    friction           of that sphere, >= 0 (needs radius)    (default 0.5)
+                       mass; required on a fixed base (or box), optional on
+                       a free one
+    box                3 half extents > 0 [m]: instead of the sphere, a box
+                       collider at the centre of mass, edges along the
+                       world axes at q = 0 (as URDF box links)
+    restitution        of that sphere or box, in [0, 1] (needs radius or
+                       box)                                     (default 0)
+    friction           of that sphere or box, >= 0 (needs radius or box)
+                                                              (default 0.5)
     inertia            3 principal moments > 0 [kg m2] along the world axes
-                       (default the solid sphere 0.4 m r^2; required
-                       without radius)
+                       (default the solid sphere 0.4 m r^2 or the solid box
+                       m (b^2 + c^2) / 3, ...; required without radius or
+                       box)
     joint_velocity     q dot [rad/s revolute, m/s prismatic]    (default 0)
     colliders          free base only: list of spheres fixed to the link
   a collider (a sphere fixed to its body; all spheres of one body share
