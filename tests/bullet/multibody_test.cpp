@@ -774,14 +774,6 @@ TEST(MultiBodyImpact, CompassGaitFreeBaseMatchesPlanarRouthSamples) {
   std::printf("compass gait: %d of %d seeds match the planar sample of the same seed\n", matched, kSeeds);
 }
 
-// ── The base solver (issue #5: "also with btMultiBodyMLCPConstraintSolver as
-// base") ────────────────────────────────────────────────────────────────────
-constexpr MultiBodyBaseSolver kBases[] = {MultiBodyBaseSolver::kSequentialImpulse,
-                                          MultiBodyBaseSolver::kMlcpDantzig,
-                                          MultiBodyBaseSolver::kMlcpLemke};
-
-// The impact phase decides the cradle whatever runs after it: (0, 0, 1) with
-// each base, energy kept, one propagative impact.
 // The fixture's box links (RevoluteLink::box_half_extents, the fuzz
 // harness's box_links): the link collides as a btBoxShape of exactly those
 // half extents, alone or as the first child of its body's compound next to
@@ -822,6 +814,10 @@ TEST(MultiBodyWorldFixture, BoxLinksCollideAsBoxes) {
   EXPECT_EQ(children.getChildShape(0)->getShapeType(), BOX_SHAPE_PROXYTYPE);
   EXPECT_EQ(children.getChildShape(1)->getShapeType(), SPHERE_SHAPE_PROXYTYPE);
 
+  // The box replaces the link's own collider: without it, refused.
+  link.sphere_collider = false;
+  EXPECT_THROW(world.add_free_base_tree(base, {link}, {}), std::invalid_argument);
+  link.sphere_collider = true;
   link.box_half_extents = {0.05, -0.1, 0.02};
   try {
     world.add_fixed_base_chain({4, 1, 0}, {link});
@@ -831,6 +827,14 @@ TEST(MultiBodyWorldFixture, BoxLinksCollideAsBoxes) {
   }
 }
 
+// ── The base solver (issue #5: "also with btMultiBodyMLCPConstraintSolver as
+// base") ────────────────────────────────────────────────────────────────────
+constexpr MultiBodyBaseSolver kBases[] = {MultiBodyBaseSolver::kSequentialImpulse,
+                                          MultiBodyBaseSolver::kMlcpDantzig,
+                                          MultiBodyBaseSolver::kMlcpLemke};
+
+// The impact phase decides the cradle whatever runs after it: (0, 0, 1) with
+// each base, energy kept, one propagative impact.
 TEST(MultiBodyBase, PendulumCradleWithEachBase) {
   for (const MultiBodyBaseSolver base : kBases) {
     SCOPED_TRACE(simpact::bullet::to_string(base));

@@ -688,7 +688,7 @@ TEST(CliScene, BoxLinkBouncesOffThePlaneWithItsFace) {
   // After 72 steps the centre is at 0.05 + 24/240 = 0.15 m, within the
   // step in which Bullet finds the touch (a step's travel, 1/240 m, either
   // way: kTouchStep). Taken for its 0.15 m bounding sphere instead, the
-  // link would bounce at once and end at 0.35 m.
+  // link would touch after 0.1 s (24 steps) and end at 0.35 m.
   const Json input = Json::parse(R"({
     "gravity": [0, 0, 0], "dt": 0.004166666666666667, "steps": 72,
     "bodies": [{"shape": "plane", "normal": [0, 1, 0], "offset": 0, "restitution": 1, "friction": 0}],
@@ -1184,10 +1184,10 @@ TEST(CliScene, MalformedFreeBaseScenesExit2NamingTheProblem) {
        R"("links" entry 0: "colliders" must be an array)"},
       {"link without radius or inertia",
        [](Json& s) { s["multibodies"][0]["links"][0].erase("inertia"); },
-       R"("links" entry 0: "inertia" is required for a link without "radius")"},
+       R"("links" entry 0: "inertia" is required for a link without "radius" or "box")"},
       {"link friction without radius",
        [](Json& s) { s["multibodies"][0]["links"][0]["friction"] = 1; },
-       R"("links" entry 0: "friction" of a link needs "radius")"},
+       R"("links" entry 0: "friction" of a link needs "radius" or "box")"},
       {"mixed surfaces on one body",
        [](Json& s) {
          Json second = s["multibodies"][0]["base"]["colliders"][0];

@@ -443,7 +443,8 @@ RandomWorldSpec random_world_spec(std::uint64_t seed, std::int64_t index,
   spec.ground = ground_pick < 0.25 ? RandomGround::kNone
                 : ground_pick < 0.6 ? RandomGround::kPlane
                                     : RandomGround::kMesh;
-  // more_shapes: half of the meshes become heightfields of the same grid.
+  // more_shapes: half of the meshes become heightfields with the same grid
+  // of samples (Bullet splits their cells along the other diagonal).
   if (options.more_shapes && spec.ground == RandomGround::kMesh && ground_pick >= 0.8)
     spec.ground = RandomGround::kHeightfield;
   spec.ground_restitution = general ? (rng.chance(0.5) ? 1.0 : rng.uniform()) : 1.0;
@@ -552,9 +553,10 @@ RandomWorld::RandomWorld(const RandomWorldSpec& spec, bool simpact,
     meshes_.push_back(std::move(mesh));
     add_body(shapes_.back().get(), ground, false);
   } else if (spec.ground == RandomGround::kHeightfield) {
-    // The mesh's grid as height samples, row i along x (Bullet's width),
-    // column k along z; Bullet centres the field on its AABB, so the
-    // samples' range is symmetric about y = 0 and the origin stays put.
+    // The mesh's grid as height samples, i along x (Bullet's width, the
+    // fast index of its data), k along z; Bullet centres the field on its
+    // AABB, so the samples' range, symmetric about y = 0, keeps the origin
+    // put. Its cells split along the other diagonal than the mesh's.
     const int n = spec.ground_cells + 1;
     heights_.resize(std::size_t(n) * std::size_t(n));
     for (int i = 0; i < n; ++i)
@@ -623,7 +625,9 @@ RandomWorld::RandomWorld(const RandomWorldSpec& spec, bool simpact,
         for (const Eigen::Vector3d& p : body.hull_points) hull->addPoint(to_bullet(p), false);
         hull->recalcLocalAabb();
         shape = std::make_unique<btUniformScalingShape>(hull.get(), btScalar(body.scaling.x()));
-        shapes_.push_back(std::move(hull));  // the child outlives the scaling shape
+        // Kept in shapes_ (destroyed first to last, so before the scaling
+        // shape, whose destructor never reads its child).
+        shapes_.push_back(std::move(hull));
         break;
       }
       case RandomShape::kScaledBox:

@@ -232,8 +232,10 @@ class RandomWorld {
 
   RandomWorldSpec spec_;
   // Storage first: destroyed after the world that uses it.
-  std::vector<std::unique_ptr<btCollisionShape>> shapes_;
+  // Meshes before the shapes that read them (a GImpact mesh shape's parts
+  // unlock their mesh when destroyed in a BT_THREADSAFE Bullet).
   std::vector<std::unique_ptr<btStridingMeshInterface>> meshes_;
+  std::vector<std::unique_ptr<btCollisionShape>> shapes_;
   std::vector<double> heights_;  ///< a heightfield ground's samples (Bullet reads them in place)
   bool gimpact_registered_ = false;  ///< Bullet's GImpact algorithm is in the world's dispatcher
   std::vector<std::unique_ptr<btMotionState>> motion_states_;

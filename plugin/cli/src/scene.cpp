@@ -509,17 +509,18 @@ Eigen::Vector3d read_inertia(const Json& object) {
   return inertia;
 }
 
-/// Without "radius" a body has no sphere of its own: its "restitution" and
-/// "friction" would configure nothing, and its inertia has no default.
-void require_radius_for(const Json& object, const std::string& body) {
+/// Without its own collider (`own`: "radius", a link's "radius" or "box")
+/// a body's "restitution" and "friction" would configure nothing, and its
+/// inertia has no default.
+void require_radius_for(const Json& object, const std::string& body, const std::string& own) {
   for (const char* key : {"restitution", "friction"}) {
     if (object.contains(key)) {
-      throw InputError(quote(key) + " of " + body + " needs " + quote("radius") +
-                       " (its own sphere; colliders carry their own)");
+      throw InputError(quote(key) + " of " + body + " needs " + own +
+                       " (its own collider; colliders carry their own)");
     }
   }
   if (!object.contains("inertia")) {
-    throw InputError(quote("inertia") + " is required for " + body + " without " + quote("radius"));
+    throw InputError(quote("inertia") + " is required for " + body + " without " + own);
   }
 }
 
@@ -556,7 +557,7 @@ void read_base(const Json& base, MultiBodyInput& input) {
     input.colliders.push_back(own);
     b.inertia = Eigen::Vector3d::Constant(kSolidSphere * b.mass * own.radius * own.radius);
   } else {
-    require_radius_for(base, "a free base");
+    require_radius_for(base, "a free base", quote("radius"));
   }
   if (base.contains("inertia")) b.inertia = read_inertia(base);
   b.velocity = read_vector3_or(base, "velocity", b.velocity);
@@ -617,7 +618,7 @@ Link read_link(const Json& link, std::size_t index, MultiBodyInput& input) {
     result.inertia = result.mass / 3.0 *
                      Eigen::Vector3d(squared.y() + squared.z(), squared.x() + squared.z(), squared.x() + squared.y());
   } else if (input.free && !link.contains("radius")) {
-    require_radius_for(link, "a link");
+    require_radius_for(link, "a link", quote("radius") + " or " + quote("box"));
     result.sphere_collider = false;
   } else {
     result.radius = read_positive(link, "radius");
@@ -629,7 +630,7 @@ Link read_link(const Json& link, std::size_t index, MultiBodyInput& input) {
   if (link.contains("colliders")) {
     if (!input.free) {
       unsupported(quote("colliders") + " of a fixed-base link",
-                  "a fixed-base link collides through its own sphere, \"radius\"");
+                  "a fixed-base link collides through its own sphere, \"radius\", or box, \"box\"");
     }
     read_colliders(link, static_cast<int>(index), input.colliders);
   }

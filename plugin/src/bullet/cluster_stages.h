@@ -31,7 +31,9 @@
 #include <LinearMath/btScalar.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <limits>
 #include <string>
@@ -288,7 +290,7 @@ inline constexpr double kEnergyRestoreMaxShrink = 1e-8;
 const double kClusterEnergyGainTolerance =
     std::max(simpact::internal::kOutcomeEnergyTolerance, 1e3 * double(std::numeric_limits<btScalar>::epsilon()));
 
-/// Stage "restore energy", between complete and check outcome. A joint
+/// Stage "restore energy", between complete and check energy. A joint
 /// group's M⁻¹_G = M⁻¹ − R Rᵀ (joint_rows.h) is formed with
 /// R = M⁻¹Ĝᵀ U Λ^{-1/2}: joint rows that nearly conflict (eigenvalues of
 /// the Gram matrix near kJointRankTolerance) give it absolute rounding of
@@ -410,12 +412,15 @@ Resolution run_cluster(Cluster& cluster, const ImpactSettings& settings, LawStat
                      [&] { return cluster.complete(rows.admissible); }, report.energy_before, velocity,
                      report.energy_after))
     ++stats.energy_restored;
-  // Check energy.
-  if (!(report.energy_after <= report.energy_before * (1.0 + kClusterEnergyGainTolerance)) &&
+  // Check energy (a non-finite outcome is the adapter's check's and
+  // apply's to reject, as such).
+  if (std::isfinite(report.energy_after) &&
+      report.energy_after > report.energy_before * (1.0 + kClusterEnergyGainTolerance) &&
       cluster.energy_is_invariant()) {
     report.status = Status::kEnergyGain;
-    add_message(report, "the outcome would gain energy (" + std::to_string(report.energy_before) + " -> " +
-                            std::to_string(report.energy_after) + " J in the adapter's metric)");
+    char energies[96];
+    std::snprintf(energies, sizeof energies, "%.9g -> %.9g J", report.energy_before, report.energy_after);
+    add_message(report, std::string("the outcome would gain energy (") + energies + " in the adapter's metric)");
     ++stats.fallbacks;
     return Resolution::kFailed;
   }

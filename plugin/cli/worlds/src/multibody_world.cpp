@@ -46,6 +46,8 @@ void check_links(const std::vector<RevoluteLink>& links, bool free_base) {
     check(l.box_half_extents.allFinite() &&
               (l.box_half_extents.isZero(0.0) || l.box_half_extents.minCoeff() > 0),
           at + "box_half_extents must be all zero (a sphere) or positive and finite");
+    check(l.box_half_extents.isZero(0.0) || l.sphere_collider,
+          at + "box_half_extents replaces the link's own collider: it needs sphere_collider true");
   }
 }
 

@@ -482,8 +482,9 @@ struct ImpactStats {
   /// inert ones left), or for a cluster over RouthSettings::max_contacts
   /// its candidate contacts.
   std::int64_t largest_cluster = 0;
-  /// Impacts whose law returned a status other than success (every one of
-  /// them is also a fallback_to_base).
+  /// Impacts whose law returned a status other than success, or whose
+  /// outcome the stage "check energy" rejected (status energy_gain); every
+  /// one of them is also a fallback_to_base.
   std::int64_t fallbacks = 0;
   /// Clusters handed to the base solver with Bullet's own restitution
   /// because their resolution failed or cannot be done: a non-success

@@ -89,7 +89,8 @@ struct RevoluteLink {
   /// Non-zero: the link's own collider is a box of these half extents [m]
   /// at `center`, its edges along the world axes at q = 0 (as a URDF
   /// loader builds a box link), in place of the sphere; `radius` still sets
-  /// the default inertia. All zero (default): the sphere.
+  /// the default inertia. All zero (default): the sphere. Needs
+  /// sphere_collider (the link's own collider; refused without it).
   Eigen::Vector3d box_half_extents = Eigen::Vector3d::Zero();
   JointKind joint = JointKind::kRevolute;
   /// q̇ of a spherical or planar joint (see JointKind); ignored otherwise.
