@@ -206,11 +206,10 @@ btMultiBody* MultiBodyWorld::add_free_base_tree(const FreeBase& base, const std:
     const Eigen::Vector3d com = body < 0 ? base.center : links[static_cast<size_t>(body)].center;
     std::vector<SphereCollider> spheres;
     double restitution = 0.0, friction = 0.5;
-    // The link's own collider comes first; a box link's entry stands for
-    // its box (radius unused).
-    const bool box = body >= 0 && links[static_cast<size_t>(body)].sphere_collider &&
-                     !links[static_cast<size_t>(body)].box_half_extents.isZero(0.0);
-    if (body >= 0 && links[static_cast<size_t>(body)].sphere_collider) {
+    // The link's own collider comes first (its shape: link_shape, a sphere
+    // or its box); the entry carries its centre, restitution and friction.
+    const bool own = body >= 0 && links[static_cast<size_t>(body)].sphere_collider;
+    if (own) {
       const RevoluteLink& l = links[static_cast<size_t>(body)];
       spheres.push_back({body, l.center, l.radius, l.restitution, l.friction});
     }
@@ -222,20 +221,19 @@ btMultiBody* MultiBodyWorld::add_free_base_tree(const FreeBase& base, const std:
     for (const SphereCollider& c : spheres)
       check(c.restitution == restitution && c.friction == friction,
             "the spheres of one body must share restitution and friction (one collider per body)");
+    const auto entry_shape = [&](size_t k) {
+      return k == 0 && own ? link_shape(links[static_cast<size_t>(body)])
+                           : std::make_unique<btSphereShape>(btScalar(spheres[k].radius));
+    };
     btCollisionShape* shape = nullptr;
     if (spheres.size() == 1 && (spheres.front().center - com).isZero(0.0)) {
-      shapes_.push_back(box ? link_shape(links[static_cast<size_t>(body)])
-                            : std::make_unique<btSphereShape>(btScalar(spheres.front().radius)));
+      shapes_.push_back(entry_shape(0));
       shape = shapes_.back().get();
     } else {
       auto compound = std::make_unique<btCompoundShape>();
       for (size_t k = 0; k < spheres.size(); ++k) {
         const SphereCollider& c = spheres[k];
-        if (k == 0 && box) {
-          shapes_.push_back(link_shape(links[static_cast<size_t>(body)]));
-        } else {
-          shapes_.push_back(std::make_unique<btSphereShape>(btScalar(c.radius)));
-        }
+        shapes_.push_back(entry_shape(k));
         // In the body's frame: the base's is rotated, links' are the world's.
         const Eigen::Vector3d local = body < 0 && rotated ? Eigen::Vector3d(orientation.conjugate() * (c.center - com))
                                                           : Eigen::Vector3d(c.center - com);
