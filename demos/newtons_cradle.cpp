@@ -14,9 +14,12 @@
 // default law.
 //
 // Usage: newtons_cradle [--balls 3|5] [--incoming 1|2] [--gap G] [--free]
-//                       [--quick] [--csv FILE] [--svg FILE]
+//                       [--quick] [--csv FILE] [--svg FILE] [--html FILE]
+// --html FILE also writes a replay page (docs/replay.md) of one elastic
+// strike at 1 m/s and 240 Hz: stock SI and simpact side by side.
 // Exit status 1 when simpact misses its own claims on the elastic runs
 // (energy conserved, the last ball(s) leave at the striker's speed).
+#include <simpact_cli/replay.h>
 #include <simpact_scenes/bullet_scenes.h>
 
 #include <BulletCollision/BroadphaseCollision/btDispatcher.h>
@@ -29,7 +32,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cstdint>
+#include <exception>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -96,6 +102,7 @@ struct Config {
   bool quick = false;
   std::string csv_path = "newtons_cradle.csv";
   std::string svg_path = "newtons_cradle.svg";
+  std::string html_path;  ///< --html: also write a replay page of one strike
 };
 
 struct Run {
@@ -502,10 +509,60 @@ bool write_svg(const std::vector<Run>& runs, const Config& config) {
   return static_cast<bool>(file.flush());
 }
 
+/// Seconds of one strike the --html page shows: the strike and the swings
+/// after it (a few swings on strings).
+constexpr double kReplaySeconds = 2.0;
+constexpr double kReplayRate = 240.0;    ///< [Hz], the rate users run at
+constexpr double kReplaySpeed = 1.0;     ///< strike speed [m/s]
+
+/// --html: one elastic strike under stock SI and under simpact, side by
+/// side in a replay page (simpact_cli/replay.h).
+bool write_replay(const Config& config, const std::string& path) {
+  simpact::cli::Json runs = simpact::cli::Json::array();
+  for (const Variant* variant : {&kVariants[0], &kVariants[1]}) {
+    simpact::scenes::WorldOptions options;
+    options.solver = variant->solver;
+    options.simpact.law = variant->law;
+    std::optional<simpact::cli::ReplayRecorder> recorder;
+    std::int64_t step = 0;
+    const double h = 1.0 / kReplayRate;
+    options.simpact.on_impact = [&](const simpact::bullet::ImpactReport& report) {
+      recorder->add_impact(step, double(step) * h, report);
+    };
+    BulletWorld world(options);
+    CradleOptions cradle;
+    cradle.balls = config.balls;
+    cradle.incoming = config.incoming;
+    cradle.speed = kReplaySpeed;
+    cradle.restitution = 1.0;
+    cradle.gap = config.gap;
+    cradle.strings = config.strings;
+    newtons_cradle(world, cradle);
+    recorder.emplace(world.dynamics_world(), variant->label);
+    recorder->record(0, 0.0, world.kinetic_energy());
+    const auto steps = static_cast<std::int64_t>(std::ceil(kReplaySeconds * kReplayRate));
+    for (step = 1; step <= steps; ++step) {
+      world.step(h);
+      recorder->record(step, double(step) * h, world.kinetic_energy());
+    }
+    runs.push_back(recorder->to_json());
+  }
+  simpact::cli::Json meta = {{"title", "Newton's cradle (" + describe(config) + "), elastic, 1 m/s at 240 Hz"},
+                         {"up", {0.0, 1.0, 0.0}}};
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  try {
+    simpact::cli::write_replay_html(out, runs, meta);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "newtons_cradle: --html: %s\n", e.what());
+    return false;
+  }
+  return bool(out.flush());
+}
+
 int usage(const char* program) {
   std::fprintf(stderr,
                "usage: %s [--balls 3|5] [--incoming 1|2] [--gap G] [--free] [--quick]\n"
-               "          [--csv FILE] [--svg FILE]\n",
+               "          [--csv FILE] [--svg FILE] [--html FILE]\n",
                program);
   return 64;
 }
@@ -535,6 +592,8 @@ int main(int argc, char** argv) {
       config.csv_path = argv[++i];
     } else if (arg == "--svg" && has_value) {
       config.svg_path = argv[++i];
+    } else if (arg == "--html" && has_value) {
+      config.html_path = argv[++i];
     } else {
       return usage(argv[0]);
     }
@@ -561,6 +620,11 @@ int main(int argc, char** argv) {
   const bool claims_apply = !(config.strings && config.gap > 0.0);
   const bool csv_ok = write_csv(runs, config);
   const bool svg_ok = write_svg(runs, config);
+  if (!config.html_path.empty()) {
+    const bool html_ok = write_replay(config, config.html_path);
+    std::printf("\nwrote %s%s\n", config.html_path.c_str(), html_ok ? "" : " (FAILED)");
+    if (!html_ok) return 1;
+  }
   std::printf("\nwrote %s%s and %s%s\n", config.csv_path.c_str(), csv_ok ? "" : " (FAILED)",
               config.svg_path.c_str(), svg_ok ? "" : " (FAILED)");
   std::printf("simpact: energy conserved and the last ball(s) leave at the striker's speed: %s%s\n",

@@ -3,6 +3,7 @@
 #include <simpact/impact_problem.h>
 #include <simpact_cli/resolve.h>
 #ifdef SIMPACT_CLI_HAS_SCENE
+#include <simpact_cli/replay.h>
 #include <simpact_cli/scene.h>
 #endif
 
@@ -152,8 +153,10 @@ const Subcommand* find_subcommand(std::string_view name) {
 
 bool is_help(std::string_view argument) { return argument == "--help" || argument == "-h"; }
 
-int run_on_file(const Subcommand& command, const std::string& path, std::ostream& out,
-                std::ostream& err) {
+/// Runs `read` on the file at `path` (opened as binary), or reports why it
+/// cannot be read.
+template <class Read>
+int with_file(const std::string& path, std::ostream& err, Read read) {
   std::error_code ignored;
   // An ifstream opens a directory without complaint on POSIX and then reads
   // nothing, which would surface as a confusing JSON syntax error.
@@ -169,8 +172,47 @@ int run_on_file(const Subcommand& command, const std::string& path, std::ostream
                             (error != 0 ? ": " + std::generic_category().message(error) : ""),
                         kExitInputError);
   }
-  return command.run(file, out, err);
+  return read(file);
 }
+
+int run_on_file(const Subcommand& command, const std::string& path, std::ostream& out,
+                std::ostream& err) {
+  return with_file(path, err, [&](std::istream& file) { return command.run(file, out, err); });
+}
+
+#ifdef SIMPACT_CLI_HAS_SCENE
+/// `simpact scene FILE --html OUT`: writes the replay page (replay.h) to OUT
+/// and a short JSON summary to `out`.
+int run_scene_html(const std::string& path, const std::string& html, std::istream& in, std::ostream& out,
+                   std::ostream& err) {
+  const auto write = [&](std::istream& input) -> int {
+    std::string summary;
+    try {
+      const Json replay = scene_replay(parse_json(input));
+      std::ofstream file(html, std::ios::binary | std::ios::trunc);
+      if (!file) return report_error(err, "cannot write " + quote(html), kExitOutput);
+      write_replay_html(file, replay["runs"], replay["meta"]);
+      if (!file.flush()) return report_error(err, "cannot write " + quote(html), kExitOutput);
+      Json counts = Json::array();
+      for (const Json& run_json : replay["runs"]) {
+        counts.push_back({{"name", run_json["name"]},
+                          {"frames", run_json["frames"]["step"].size()},
+                          {"impacts", run_json["impacts"].size()}});
+      }
+      summary = Json{{"html", html}, {"runs", counts}, {"energy_initial", replay["meta"]["energy_initial"]},
+                     {"energy_final", replay["meta"]["energy_final"]}}
+                    .dump(2);
+    } catch (const InputError& e) {
+      return report_error(err, e.what(), kExitInputError);
+    } catch (const std::exception& e) {
+      return report_error(err, std::string("internal error: ") + e.what(), kExitInternal);
+    }
+    out << summary << '\n';
+    return out.flush() ? kExitSuccess : report_error(err, "cannot write the output", kExitOutput);
+  };
+  return path == "-" ? write(in) : with_file(path, err, write);
+}
+#endif
 
 }  // namespace
 
@@ -225,10 +267,17 @@ int run(int argc, const char* const* argv, std::istream& in, std::ostream& out, 
   if (arguments.size() < 2) {
     return usage_error(err, "missing FILE.json for " + std::string(command->name));
   }
+  const std::string path(arguments[1]);
+#ifdef SIMPACT_CLI_HAS_SCENE
+  // `simpact scene FILE --html OUT`: the replay page instead of the JSON.
+  if (command->name == "scene" && arguments.size() >= 3 && arguments[2] == "--html") {
+    if (arguments.size() != 4) return usage_error(err, "--html takes one OUT.html");
+    return run_scene_html(path, std::string(arguments[3]), in, out, err);
+  }
+#endif
   if (arguments.size() > 2) {
     return usage_error(err, "unexpected argument " + quote(std::string(arguments[2])));
   }
-  const std::string path(arguments[1]);
   if (path == "-") return command->run(in, out, err);
   if (path.size() > 1 && path.front() == '-') {
     return usage_error(err, "unknown option " + quote(path));

@@ -9,11 +9,14 @@
 
 #include <BulletDynamics/Dynamics/btRigidBody.h>
 #include <BulletDynamics/Featherstone/btMultiBody.h>
+#include <BulletDynamics/Featherstone/btMultiBodyDynamicsWorld.h>
 #include <BulletDynamics/Featherstone/btMultiBodyLinkCollider.h>
+#include <btBulletDynamicsCommon.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -854,9 +857,22 @@ Json trajectory_entry(const Stepping& stepping, std::int64_t step, Json bodies) 
   return {{"step", step}, {"time", double(step) * stepping.dt}, {"bodies", std::move(bodies)}};
 }
 
-Json multibody_scene_json(const Json& input, const Stepping& stepping) {
-  const MultiBodyWorldOptions options = read_multibody_world_options(input);
+/// The step a SceneObserver's impact() belongs to: the one being taken.
+struct ObservedStep {
+  SceneObserver* observer = nullptr;
+  std::int64_t step = 0;  ///< the step that ends at `step`
+  double dt = 0.0;
+  template <class Report>
+  std::function<void(const Report&)> callback() {
+    return [this](const Report& report) { observer->impact(step, double(step) * dt, report); };
+  }
+};
+
+Json multibody_scene_json(const Json& input, const Stepping& stepping, SceneObserver* observer) {
+  MultiBodyWorldOptions options = read_multibody_world_options(input);
   if (options.simpact) checked_config(options.config);
+  ObservedStep observed{observer, 0, stepping.dt};
+  if (observer != nullptr) options.config.on_impact = observed.callback<bullet::MultiBodyImpactReport>();
   MultiBodyWorld world(options);
 
   std::vector<btRigidBody*> rigid;
@@ -898,11 +914,22 @@ Json multibody_scene_json(const Json& input, const Stepping& stepping) {
     entry["multibodies"] = std::move(multibody_states);
     trajectory.push_back(std::move(entry));
   };
+  const auto observe = [&](std::int64_t step) {
+    if (observer == nullptr) return;
+    double kinetic = 0.0;
+    for (const btRigidBody* body : rigid) kinetic += worlds::kinetic_energy(*body);
+    for (const btMultiBody* mb : chains) kinetic += MultiBodyWorld::kinetic_energy(*mb);
+    observer->stepped(step, double(step) * stepping.dt, kinetic);
+  };
+  if (observer != nullptr) observer->built(world.dynamics_world());
+  observe(0);
   if (stepping.records(0)) record(0);
   for (std::int64_t i = 0; i < stepping.steps; ++i) {
+    observed.step = i + 1;
     world.step(stepping.dt / stepping.substeps, stepping.substeps);
     for (const btRigidBody* body : rigid) require_finite_state(*body, i);
     for (const btMultiBody* mb : chains) require_finite_state(*mb, i);
+    observe(i + 1);
     if (stepping.records(i + 1)) record(i + 1);
   }
 
@@ -944,7 +971,9 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scene_accep
   return sets;
 }
 
-Json scene_json(const Json& input) {
+Json scene_json(const Json& input) { return scene_json(input, nullptr); }
+
+Json scene_json(const Json& input, SceneObserver* observer) {
   require_object(input, "the input");
   check_keys(input, kSceneKeys);
   check_scene_magnitudes(input);
@@ -956,9 +985,11 @@ Json scene_json(const Json& input) {
                      " (kMaxSceneWork)");
   }
   check_scene_work(input, stepping.steps * stepping.substeps);
-  if (input.contains("multibodies")) return multibody_scene_json(input, stepping);
-  const WorldOptions options = read_world_options(input);
+  if (input.contains("multibodies")) return multibody_scene_json(input, stepping, observer);
+  WorldOptions options = read_world_options(input);
   if (options.solver == SolverKind::kSimpact) checked_config(options.simpact);
+  ObservedStep observed{observer, 0, stepping.dt};
+  if (observer != nullptr) options.simpact.on_impact = observed.callback<bullet::ImpactReport>();
   BulletWorld world(options);
 
   const Json& bodies = read_array(input, "bodies");
@@ -979,11 +1010,18 @@ Json scene_json(const Json& input) {
     for (const btRigidBody* body : world.bodies()) states.push_back(rigid_state(*body));
     return states;
   };
+  const auto observe = [&](std::int64_t step) {
+    if (observer != nullptr) observer->stepped(step, double(step) * stepping.dt, world.kinetic_energy());
+  };
+  if (observer != nullptr) observer->built(world.dynamics_world());
+  observe(0);
   Json trajectory = Json::array();
   if (stepping.records(0)) trajectory.push_back(trajectory_entry(stepping, 0, states_now()));
   for (std::int64_t i = 0; i < stepping.steps; ++i) {
+    observed.step = i + 1;
     world.step(stepping.dt / stepping.substeps, stepping.substeps);
     for (const btRigidBody* body : world.bodies()) require_finite_state(*body, i);
+    observe(i + 1);
     if (stepping.records(i + 1)) trajectory.push_back(trajectory_entry(stepping, i + 1, states_now()));
   }
 

@@ -26,6 +26,12 @@
 #include <utility>
 #include <vector>
 
+class btDiscreteDynamicsWorld;
+
+namespace simpact::bullet {
+struct ImpactReport;
+}
+
 namespace simpact::cli {
 
 inline constexpr std::string_view kSceneHelp = R"(scene input: one JSON object with the keys
@@ -209,6 +215,24 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& scene_accep
 /// The whole command on a parsed document. Throws InputError, also when the
 /// state of a body becomes non-finite during the run (the step is named).
 Json scene_json(const Json& input);
+
+/// Watches a scene run (replay.h records one this way). Exceptions thrown by
+/// impact() are caught by the adapter (its stats count them), so an
+/// observer must not rely on throwing from it.
+class SceneObserver {
+ public:
+  virtual ~SceneObserver() = default;
+  /// The world is built, before step 0.
+  virtual void built(const btDiscreteDynamicsWorld& world) = 0;
+  /// The state after `step` steps (0: the initial state), at `time` [s],
+  /// with the kinetic energy of every dynamic body and multibody [J].
+  virtual void stepped(std::int64_t step, double time, double kinetic_energy) = 0;
+  /// An impact simpact resolved during the step that ends at `step`.
+  virtual void impact(std::int64_t step, double time, const bullet::ImpactReport& report) = 0;
+};
+
+/// scene_json, reporting to `observer` (may be nullptr).
+Json scene_json(const Json& input, SceneObserver* observer);
 
 /// `simpact scene`: run_json_command(scene_json, ...).
 int run_scene(std::istream& in, std::ostream& out, std::ostream& err);
