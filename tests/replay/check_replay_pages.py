@@ -207,6 +207,7 @@ def main():
     parser.add_argument("--scene", action="append", default=[], help="a scene file to replay (repeatable)")
     parser.add_argument("--page", action="append", default=[], help="a ready-made page to check (repeatable)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the scene this test makes")
+    parser.add_argument("--steps", type=int, help="run the --scene files for this many steps instead")
     parser.add_argument("--keep", help="keep the pages and screenshots in this folder")
     parser.add_argument("--screenshot", help="also write the first page's later frame here (docs/images)")
     args = parser.parse_args()
@@ -219,7 +220,10 @@ def main():
     scenes = [("generated", random_scene(args.seed))]
     for path in args.scene:
         with open(path) as f:
-            scenes.append((os.path.basename(path), json.load(f)))
+            scene = json.load(f)
+        if args.steps is not None:
+            scene["steps"] = args.steps
+        scenes.append((os.path.basename(path), scene))
     pages = []
     for name, scene in scenes:
         scene_path = os.path.join(workdir, name + ".scene.json")

@@ -231,6 +231,13 @@ const std::vector<Subcommand>& subcommands() {
 
 void print_usage(std::ostream& out) {
   out << "usage: simpact <command> FILE.json\n"
+#ifdef SIMPACT_CLI_HAS_SCENE
+         "       simpact scene FILE.json --html OUT.html\n"
+         "              runs the scene under stock Bullet and under simpact and writes\n"
+         "              one self-contained page that replays both side by side, with\n"
+         "              their energies and simpact's impact reports (docs/replay.md);\n"
+         "              standard output gets a short JSON summary\n"
+#endif
          "       simpact --help\n\n"
          "commands:\n";
   std::size_t width = 0;

@@ -37,8 +37,9 @@ namespace simpact::cli {
 /// 1000 bodies stays below ~100 MB and plays smoothly.
 inline constexpr std::int64_t kMaxReplayFrames = 2000;
 
-/// The recording stride for a run of `steps` steps: the smallest stride
-/// that keeps at most kMaxReplayFrames + 1 frames (step 0 included).
+/// The recording stride for a run of `steps` steps: the smallest s with
+/// steps / s ≤ kMaxReplayFrames. A run records steps 0, s, 2s, … and its
+/// last step, so at most kMaxReplayFrames + 2 frames.
 std::int64_t replay_stride(std::int64_t steps);
 
 /// One run of a world, as the page draws it.
