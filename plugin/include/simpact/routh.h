@@ -273,9 +273,10 @@ IncrementSolver parse_increment_solver(const std::string& name);
 
 /// Box pivoting's fallback: Lemke solves an increment (or the Anitescu–
 /// Potra LCP) that box pivoting could not, on at most this many variables.
-/// Lemke costs O(size³) (dense pivots on (3 + d) m variables): 448, a
-/// 64-contact cluster with d = 4, takes ~0.1 s per LCP on one core; a larger
-/// cluster would stall a simulation for seconds. Beyond it the increment
+/// Lemke costs O(size³) (dense pivots on (3 + d) m variables): 448 is a
+/// 64-contact cluster with d = 4 (its measured cost, and why a larger one
+/// would stall a simulation: docs/routh.md, "Costs behind the defaults").
+/// Beyond it the increment
 /// fails, and so does the sample (status kLcpFailed, the input velocity):
 /// the Bullet adapters then hand the cluster to the base solver and say so.
 inline constexpr int kLemkeFallbackVariables = 448;
@@ -284,8 +285,8 @@ inline constexpr int kLemkeFallbackVariables = 448;
 /// this many contacts (IncrementSolver::kAutomatic, AutomaticStep::
 /// kAutomatic). Eight is the cluster size the Bullet adapters capped Routh
 /// clusters at before box pivoting existed, so every cluster they resolved
-/// then resolves bit for bit as before; above it box pivoting is several
-/// times faster (benchmark_routh_clusters) and its cost grows far more
+/// then resolves bit for bit as before; above it box pivoting is faster
+/// (docs/routh.md, "Costs behind the defaults") and its cost grows far more
 /// slowly, and the simultaneous step keeps the increments few.
 inline constexpr int kLemkeIncrementContacts = 8;
 

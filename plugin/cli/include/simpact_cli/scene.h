@@ -197,11 +197,11 @@ inline constexpr double kMaxSceneMagnitude = 1e6;
 /// colliders. Bullet's cost per step grows with touching pairs, up to
 /// quadratically; 1000 bodies is far above any scene written by hand.
 inline constexpr std::int64_t kMaxSceneBodies = 1000;
-/// The work limit: steps × (bodies as counted above) ≤ 10⁶ body-steps.
-/// Free or lightly touching bodies take ~1-5 µs per body-step (seconds in
-/// all); a pile where every body touches its neighbours takes up to ~70 µs
-/// (about a minute at the limit, measured on a 200-box pile). Longer
-/// simulations belong in a program using the library, not in one command.
+/// The work limit: steps × (bodies as counted above) ≤ 10⁶ body-steps,
+/// which bounds one command to about a minute even for a pile where every
+/// body touches its neighbours (the measured costs: docs/routh.md, "Costs
+/// behind the defaults"). Longer simulations belong in a program using the
+/// library, not in one command.
 inline constexpr std::int64_t kMaxSceneWork = 1'000'000;
 /// Most Bullet steps per scene step ("substeps"); the work limit counts
 /// them all.

@@ -274,12 +274,10 @@ struct RouthSettings {
   IncrementSolver increment_solver = IncrementSolver::kAutomatic;
   /// Cluster cap (see "Cluster cap" above); ≥ 1. A sample's cost grows with
   /// m per increment (with the default automatic_step a landing column
-  /// takes 3–9 increments up to 64 contacts): a landing column of 32
-  /// contacts takes ~3 ms per 240 Hz step (~3.5 ms struck from the top),
-  /// 64 contacts ~25–30 ms (benchmark_routh_clusters; docs/routh.md). 32
-  /// bounds an impact step of a default world to a few milliseconds. Raise
-  /// it for offline runs; piles of ~200 contacts still fail often
-  /// (docs/scaling.md).
+  /// takes 3–9 increments up to 64 contacts), so the cap bounds the cost of
+  /// an impact step; the measured costs behind 32 are in docs/routh.md
+  /// ("Costs behind the defaults"). Raise it for offline runs; piles of
+  /// ~200 contacts still fail often (docs/scaling.md).
   int max_contacts = 32;
 };
 
@@ -317,8 +315,8 @@ struct PredictedImpact {
 /// The settings both adapters share (ImpactSolverConfig and
 /// MultiBodyImpactSolverConfig derive from it): the law and its parameters,
 /// with the same meanings and ranges in both.
-/// ImpactSettings::variational_budget's default: 10⁴ reflections, ~4 ms at the
-/// ~0.4 µs each (reflection and deduplication) measured in a billiard rack.
+/// ImpactSettings::variational_budget's default: 10⁴ reflections (what they
+/// cost: docs/routh.md, "Costs behind the defaults").
 inline constexpr std::int64_t kDefaultVariationalBudget = 10'000;
 
 struct ImpactSettings {
