@@ -22,7 +22,7 @@
 // (how well the law's outcome set covers reality).
 //
 // Usage: validate_cube_toss [--data DIR] [--samples K] [--threads T]
-//                           [--svg FILE] [--markdown] [--quick]
+//                           [--svg FILE] [--markdown] [--quick] [--html FILE [--toss N]]
 //   --data DIR   folder of toss_*.csv (default: demos/data/cube_toss/tosses)
 //   --samples K  seeds per toss for the set-valued laws (default 16)
 //   --threads T  worker threads (default: all cores); results do not depend on it
@@ -30,11 +30,16 @@
 //                (default validate_cube_toss.svg)
 //   --markdown   also print the README's tables
 //   --quick      8 tosses, a 3 × 3 grid, K = 4 (ctest smoke run)
+//   --html FILE  instead: a replay page (docs/replay.md) of one toss, stock SI and
+//                simpact (auto) with the recorded cube as a ghost; --toss N picks
+//                the N-th usable toss (default 0)
 //   --substeps N Bullet steps per frame (default 1, as issue #14 measured)
 //   --central-differences  initial velocities from the poses (ReplayOptions)
 //   --box-board  the board as a static box, not a plane (ReplayOptions)
 // Exit status 0 when every replay ran, 1 on an error (message on stderr).
 #include "cube_toss/cube_toss.h"
+
+#include <simpact_cli/replay.h>
 
 #include <algorithm>
 #include <atomic>
@@ -46,6 +51,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -55,6 +61,8 @@
 namespace {
 
 using namespace simpact::cube_toss;
+namespace bullet = simpact::bullet;
+namespace worlds = simpact::worlds;
 
 constexpr int kHorizon = 20;                        // frames after the impact
 constexpr std::array<int, 3> kReported = {5, 10, 20};
@@ -78,6 +86,8 @@ struct Options {
   std::string svg = "validate_cube_toss.svg";
   bool markdown = false;
   bool quick = false;
+  std::string html;  ///< --html: a replay page of one toss instead of the validation
+  int toss = 0;      ///< --toss: which usable toss (in file order) the page shows
 };
 
 Options parse(int argc, char** argv) {
@@ -97,11 +107,14 @@ Options parse(int argc, char** argv) {
     else if (a == "--substeps") o.substeps = std::stoi(value());
     else if (a == "--central-differences") o.central_differences = true;
     else if (a == "--box-board") o.box_board = true;
+    else if (a == "--html") o.html = value();
+    else if (a == "--toss") o.toss = std::stoi(value());
     else throw std::invalid_argument("unknown option " + a);
   }
   if (o.samples < 1) throw std::invalid_argument("--samples must be >= 1");
   if (o.threads < 0) throw std::invalid_argument("--threads must be >= 0");
   if (o.substeps < 1) throw std::invalid_argument("--substeps must be >= 1");
+  if (o.toss < 0) throw std::invalid_argument("--toss must be >= 0");
   if (o.quick) o.samples = std::min(o.samples, 4);
   return o;
 }
@@ -330,10 +343,74 @@ std::string plot(const std::vector<Evaluation>& evaluations) {
   return svg.str();
 }
 
+/// --html: toss `o.toss` (among the usable ones, in file order) replayed
+/// from kLeadFrames before its impact to its last recorded frame under stock
+/// SI and under simpact's law auto, with the ContactNets parameters (μ, e
+/// of cube_toss.h), and the recorded cube drawn as a ghost in both views.
+int write_toss_page(const Options& o) {
+  std::vector<Toss> tosses;
+  for (const std::string& file : toss_files(o.data)) {
+    Toss t = read_toss(file);
+    if (usable(t, kHorizon)) tosses.push_back(std::move(t));
+  }
+  if (o.toss >= static_cast<int>(tosses.size())) {
+    throw std::invalid_argument("--toss " + std::to_string(o.toss) + ": there are " + std::to_string(tosses.size()) +
+                                " usable tosses (0 to " + std::to_string(tosses.size() - 1) + ")");
+  }
+  const Toss& toss = tosses[static_cast<size_t>(o.toss)];
+  const int horizon = static_cast<int>(toss.frames.size()) - 1 - toss.impact;
+  simpact::cli::Json runs = simpact::cli::Json::array();
+  for (const char* name : {"stock_si", "auto"}) {
+    Solver solver;
+    for (const Solver& s : solvers()) {
+      if (s.name == name) solver = s;
+    }
+    std::optional<simpact::cli::ReplayRecorder> recorder;
+    int frame = 0;
+    const double dt = 1.0 / kFrameRate;
+    replay(toss, solver, Parameters{}, horizon, 0, replay_options, [&](worlds::BulletWorld& world, int k) {
+      frame = k;
+      if (k == 0) {
+        recorder.emplace(world.dynamics_world(), solver.name == "stock_si" ? "stock SI" : "simpact (auto)");
+        if (bullet::ImpactSolver* impacts = world.impact_solver()) {
+          bullet::ImpactSolverConfig config = impacts->config();
+          config.on_impact = [&](const bullet::ImpactReport& report) {
+            recorder->add_impact(frame + 1, (frame + 1) * dt, report);
+          };
+          impacts->set_config(config);
+        }
+      }
+      recorder->record(k, k * dt, world.kinetic_energy());
+    });
+    runs.push_back(recorder->to_json());
+  }
+  // The recorded poses, frame for frame with the runs, on the cube (the last object).
+  simpact::cli::Json poses = simpact::cli::Json::array();
+  const int start = toss.impact - kLeadFrames;
+  for (int k = 0; k <= kLeadFrames + horizon; ++k) {
+    const Frame& f = toss.frames[static_cast<size_t>(start + k)];
+    for (double v : {f.position.x(), f.position.y(), f.position.z(), f.orientation.x(), f.orientation.y(),
+                     f.orientation.z(), f.orientation.w()}) {
+      poses.push_back(v);
+    }
+  }
+  const simpact::cli::Json meta = {
+      {"title", "cube toss " + toss.name + ": stock SI and simpact (auto) against the recording (ghost)"},
+      {"up", {0.0, 0.0, 1.0}},
+      {"ghost", {{"object", runs[0]["objects"].size() - 1}, {"poses", std::move(poses)}}}};
+  std::ofstream out(o.html, std::ios::binary | std::ios::trunc);
+  simpact::cli::write_replay_html(out, runs, meta);
+  if (!out.flush()) throw std::runtime_error("cannot write " + o.html);
+  std::cout << "wrote " << o.html << ": " << toss.name << ", " << kLeadFrames + horizon + 1 << " frames, "
+            << runs[1]["impacts"].size() << " simpact impacts\n";
+  return 0;
+}
+
 int run(const Options& o) {
   replay_options.substeps = o.substeps;
   replay_options.central_differences = o.central_differences;
   replay_options.box_board = o.box_board;
+  if (!o.html.empty()) return write_toss_page(o);
   const int threads = o.threads > 0 ? o.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::vector<Toss> all;
   int skipped = 0;

@@ -151,7 +151,8 @@ worlds::BodyOptions cube_body(const Parameters& parameters) {
 }
 
 Replay replay(const Toss& toss, const Solver& solver, const Parameters& parameters, int horizon,
-              std::uint64_t seed, const ReplayOptions& replay_options) {
+              std::uint64_t seed, const ReplayOptions& replay_options,
+              const std::function<void(worlds::BulletWorld& world, int frame)>& observe) {
   if (replay_options.substeps < 1) throw std::invalid_argument("substeps must be >= 1");
   if (!usable(toss, horizon)) throw std::invalid_argument(toss.name + " cannot be replayed that far");
   const std::unique_ptr<worlds::BulletWorld> world = board_world(solver, toss.board, seed, replay_options.box_board);
@@ -178,9 +179,11 @@ Replay replay(const Toss& toss, const Solver& solver, const Parameters& paramete
 
   const double dt = 1.0 / kFrameRate;
   out.frames.push_back(frame_of(*body, first.t));
+  if (observe) observe(*world, 0);
   for (int k = 0; k < kLeadFrames + horizon; ++k) {
     world->step(dt / replay_options.substeps, replay_options.substeps);
     out.frames.push_back(frame_of(*body, first.t + (k + 1) * dt));
+    if (observe) observe(*world, k + 1);
   }
   return out;
 }

@@ -21,6 +21,7 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -152,8 +153,11 @@ struct Replay {
 /// (friction 1, restitution 1, so that Bullet's product combiner gives the
 /// cube's own), the cube (L, m, I above) with μ and e, gravity 9.81 down.
 /// Requires toss.impact ≥ kLeadFrames and impact + horizon < frames.
+/// `observe`, when set, is called with the world after the cube is added
+/// (frame 0) and after each frame's steps (frame k), e.g. to record a page.
 Replay replay(const Toss& toss, const Solver& solver, const Parameters& parameters, int horizon,
-              std::uint64_t seed = 0, const ReplayOptions& options = {});
+              std::uint64_t seed = 0, const ReplayOptions& options = {},
+              const std::function<void(worlds::BulletWorld& world, int frame)>& observe = {});
 
 /// Errors of one simulated frame against the recorded one.
 struct Errors {
