@@ -2,7 +2,10 @@
 # them (tests/bullet/readme_snippet_test.cpp, tests/core/readme_snippet_test.cpp),
 # so a README edit that breaks a snippet fails the build of those tests.
 #
-#   cmake -DREADME=<README.md> -DOUT=<dir> -DNAMES=<a,b,...> -P ExtractReadmeSnippets.cmake
+#   cmake -DREADME=<README.md,docs/core.md,...> -DOUT=<dir> -DNAMES=<a,b,...> -P ExtractReadmeSnippets.cmake
+#
+# README may name several Markdown files, separated by commas (the README and
+# the docs pages its snippets moved to); a snippet is searched in all.
 #
 # A snippet is the ```cpp block that follows the line
 #   <!-- snippet: NAME -->
@@ -11,7 +14,12 @@
 if(NOT README OR NOT OUT OR NOT NAMES)
   message(FATAL_ERROR "ExtractReadmeSnippets: README, OUT and NAMES are required")
 endif()
-file(READ "${README}" text)
+string(REPLACE "," ";" readme_files "${README}")
+set(text "")
+foreach(readme_file IN LISTS readme_files)
+  file(READ "${readme_file}" one)
+  string(APPEND text "${one}\n")
+endforeach()
 file(MAKE_DIRECTORY "${OUT}")
 string(REPLACE "," ";" names "${NAMES}")
 foreach(name IN LISTS names)

@@ -1,8 +1,8 @@
-// The input schema has one source, each subcommand's help text: the README
+// The input schema has one source, each subcommand's help text: docs/cli.md
 // shows it rendered by help_markdown() between the markers
 //   <!-- generated from `simpact --help`: NAME -->  …  <!-- end of generated: NAME -->
-// and this test fails when the README's copy differs; it prints the block,
-// and tests/cli/update_readme_help.py pastes it into the README. The parser is tested on a sample first, so the comparison
+// and this test fails when docs/cli.md's copy differs; it prints the block,
+// and tests/cli/update_readme_help.py pastes it into docs/cli.md. The parser is tested on a sample first, so the comparison
 // cannot pass by rendering nothing.
 #include <simpact_cli/cli.h>
 #include <simpact_cli/help_markdown.h>
@@ -66,7 +66,7 @@ TEST(HelpSchema, ParsesKeysMembersContinuationsAndProse) {
 }
 
 std::string ReadReadme() {
-  std::ifstream in(std::string(SIMPACT_SOURCE_DIR) + "/README.md");
+  std::ifstream in(std::string(SIMPACT_SOURCE_DIR) + "/docs/cli.md");
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
@@ -74,7 +74,7 @@ std::string ReadReadme() {
 
 TEST(HelpSchema, ReadmeShowsEachCommandsHelpAsGenerated) {
   const std::string readme = ReadReadme();
-  ASSERT_FALSE(readme.empty()) << "cannot read README.md";
+  ASSERT_FALSE(readme.empty()) << "cannot read docs/cli.md";
   int compared = 0;
   for (const simpact::cli::Subcommand& command : simpact::cli::subcommands()) {
     const std::string name(command.name);
@@ -84,13 +84,13 @@ TEST(HelpSchema, ReadmeShowsEachCommandsHelpAsGenerated) {
     const std::size_t from = readme.find(begin);
     const std::size_t to = from == std::string::npos ? from : readme.find(end, from);
     if (from == std::string::npos || to == std::string::npos) {
-      ADD_FAILURE() << "README.md has no generated block for " << name << "; add\n"
+      ADD_FAILURE() << "docs/cli.md has no generated block for " << name << "; add\n"
                     << begin << "\n" << expected << "\n" << end;
       continue;
     }
     const std::string shown = readme.substr(from + begin.size(), to - from - begin.size());
     EXPECT_EQ(shown, "\n" + expected + "\n")
-        << "README.md's " << name << " keys differ from `simpact --help`; replace the block with\n"
+        << "docs/cli.md's " << name << " keys differ from `simpact --help`; replace the block with\n"
         << begin << "\n" << expected << "\n" << end;
     ++compared;
   }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Rewrites README.md's generated `simpact --help` blocks from the help text.
+"""Rewrites docs/cli.md's generated `simpact --help` blocks from the help text.
 
 The blocks are the Markdown rendering of each subcommand's help
 (plugin/cli/include/simpact_cli/help_markdown.h). tests/cli/readme_help_test.cpp
@@ -20,7 +20,7 @@ def main() -> int:
     run = subprocess.run([sys.argv[1], "--gtest_filter=HelpSchema.ReadmeShowsEachCommandsHelpAsGenerated"],
                          capture_output=True, text=True, check=False)
     out = run.stdout
-    readme_path = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+    readme_path = pathlib.Path(__file__).resolve().parents[2] / "docs" / "cli.md"
     readme = readme_path.read_text()
     changed = []
     for marker in sorted({line for line in out.splitlines() if line.startswith("<!-- generated from")}):
@@ -29,14 +29,14 @@ def main() -> int:
         at = out.index(begin)
         block = out[at:out.index(end, at) + len(end)]
         if begin not in readme:
-            print(f"README.md has no block for {name}; add one by hand first:\n{block}", file=sys.stderr)
+            print(f"docs/cli.md has no block for {name}; add one by hand first:\n{block}", file=sys.stderr)
             return 1
         start = readme.index(begin)
         stop = readme.index(end, start) + len(end)
         readme = readme[:start] + block + readme[stop:]
         changed.append(name)
     readme_path.write_text(readme)
-    print("updated: " + (", ".join(changed) if changed else "nothing (README.md is current)"))
+    print("updated: " + (", ".join(changed) if changed else "nothing (docs/cli.md is current)"))
     return 0
 
 

@@ -209,7 +209,8 @@ def main():
     parser.add_argument("--seed", type=int, default=1, help="seed of the scene this test makes")
     parser.add_argument("--steps", type=int, help="run the --scene files for this many steps instead")
     parser.add_argument("--keep", help="keep the pages and screenshots in this folder")
-    parser.add_argument("--screenshot", help="also write the first page's later frame here (docs/images)")
+    parser.add_argument("--screenshot", help="also write the later frame of the first --page (or, with none,"
+                                             " the first scene's page) here: docs/images/replay.png is made so")
     args = parser.parse_args()
     chromium = chromium_binary()
     if chromium is None:
@@ -247,7 +248,8 @@ def main():
         for failure in failures:
             print("     " + failure)
         failed += bool(failures)
-        if args.screenshot and page == pages[0][0] and not failures:
+        shown = args.page[0] if args.page else pages[0][0]
+        if args.screenshot and page == shown and not failures:
             shutil.copy(os.path.join(workdir, f"{os.path.basename(page)}.{later}.png"), args.screenshot)
     print(f"{len(pages) - failed} passed, {failed} failed")
     return 1 if failed else 0

@@ -35,7 +35,7 @@
 // Lemke (plugin/src/core/lcp.cpp): covering vector 1, lexicographic ratio
 // test, so the degenerate rows (the γ rows have q = 0) cannot cycle; its
 // residual check turns a numerically broken pivot sequence into a reported
-// failure instead of a returned z (see README, "LCP solver"). It is the
+// failure instead of a returned z (see docs/core.md, "LCP solver"). It is the
 // reference: O(size²) per pivot and O(size) pivots on the (3 + d) m
 // variables. Box pivoting (plugin/src/core/routh_box.h): for d = 4 in 3-D and
 // the planar d = 2 the increment is EXACTLY a box-constrained problem in 3m

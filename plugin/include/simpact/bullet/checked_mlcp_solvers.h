@@ -7,7 +7,7 @@
 // MLCP solver fails. Accepted solutions are returned bit for bit.
 // MultiBodyImpactSolver uses them for its MLCP bases; hosts that build their
 // own btMLCPSolver should pass them instead of Bullet's, with or without
-// simpact (README, "Dropping simpact into an existing Bullet app").
+// simpact (docs/guarantees.md).
 //
 // ── CheckedDantzigSolver ────────────────────────────────────────────────────
 // btDantzigSolver::solveMLCP compares the caller's starting guess x (the
