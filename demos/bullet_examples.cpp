@@ -1,6 +1,6 @@
 // bullet_examples — Bullet's own examples re-created headlessly
 // (simpact_scenes/bullet_examples.h), run with stock SI and with simpact in
-// front of SI, printed as Markdown tables for the README:
+// front of SI, printed as Markdown tables for docs/guarantees.md:
 //  - NewtonsCradle with the example's 2.1 r spacing and touching (2.0 r):
 //    the first strike's outcome (bottom spheres' x velocities over the
 //    striker's speed; ideal (0, …, 0, 1)) and the swing energy over 20 s;

@@ -24,10 +24,10 @@
 //
 // Usage: compare_laws [--quick] [--markdown] [--svg FILE] [--plot-only]
 //   --quick      short timings and fewer Routh samples in the table (ctest)
-//   --markdown   also print the README's tables
+//   --markdown   also print the tables of docs/laws.md
 //   --svg FILE   where the plot goes (default compare_laws.svg)
 //   --plot-only  write the plot and nothing else (the plot does not depend
-//                on --quick, so the README's copy can be checked)
+//                on --quick, so the copy in docs/laws.md can be checked)
 // Exit status 0 when every law returned its own outcome (status success) on
 // every problem, 1 otherwise.
 #include "benchmark_timing.h"
@@ -106,7 +106,7 @@ std::string vector_text(const Eigen::VectorXd& v) {
   return text + ")";
 }
 
-/// The README's table shows outcomes up to this long (the 5-ball cradles;
+/// The table of docs/laws.md shows outcomes up to this long (the 5-ball cradles;
 /// the planar problems' 6 and 8 entries would not fit a cell).
 constexpr size_t kMarkdownOutcomeBytes = 40;
 

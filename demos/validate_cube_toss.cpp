@@ -28,7 +28,7 @@
 //   --threads T  worker threads (default: all cores); results do not depend on it
 //   --svg FILE   plot of the median position error against the horizon
 //                (default validate_cube_toss.svg)
-//   --markdown   also print the README's tables
+//   --markdown   also print the tables of docs/validation.md
 //   --quick      8 tosses, a 3 × 3 grid, K = 4 (ctest smoke run)
 //   --html FILE  instead: a replay page (docs/replay.md) of one toss, stock SI and
 //                simpact (auto) with the recorded cube as a ghost; --toss N picks
@@ -526,7 +526,7 @@ int run(const Options& o) {
 
   std::ofstream(o.svg) << plot(fitted);
   std::cout << "plot: " << o.svg << "\n";
-  if (o.markdown) std::cout << "\nREADME tables:\n\n" << md.str() << "\n" << pairs.str();
+  if (o.markdown) std::cout << "\nTables for docs/validation.md:\n\n" << md.str() << "\n" << pairs.str();
   return 0;
 }
 

@@ -304,7 +304,7 @@ TEST(NewtonsCradleExample, RestingCradleInTheBatchDoesNotLeakIntoAStrike) {
 
 /// Energy of the example over 20 s, simpact against the stock solver, at the
 /// example's own spacing (2.1 r) and touching (2.0 r); the figures are
-/// printed for the README. Every impact conserves the swing energy (e = 1):
+/// printed for docs/guarantees.md. Every impact conserves the swing energy (e = 1):
 /// kImpactEnergyRounding. The base solver still acts between impacts (the
 /// joints' Baumgarte terms, resting contacts, the top spheres' friction):
 /// one pendulum alone, without any contact, gains 2.5% in 20 s from its

@@ -89,7 +89,7 @@
 //     alone without friction. With the factor 2 the mean cap h/2 equals the
 //     largest such impulse, so a sample of a few contacts takes a handful
 //     of LCPs (the paper's four examples: see demos/routh_examples and the
-//     README).
+//     docs/laws.md).
 //   kSimultaneous: per contact h_i = automatic_step_factor · max(max_j Λ_j,
 //     λ*_i), λ* the normal impulses of the frictionless, inelastic
 //     simultaneous impact, LCP(W_nn, u⁻_n) (one box-pivoting solve of m
