@@ -44,6 +44,7 @@
 // --steps overrides the steps per run of the touching scenes (not the
 // pile), --budget the time limit of one run.
 // Exit status 0 unless a run crashed or ended non-finite; 64 for bad usage.
+#include <simpact_cli/progress.h>
 #include <simpact_scenes/bullet_scenes.h>
 
 #include <BulletDynamics/Dynamics/btRigidBody.h>
@@ -585,6 +586,17 @@ int main(int argc, char** argv) {
               "max_ms", "peak_MB", "error", "impacts", "runs", "note");
   std::vector<Point> points;
   bool failed = false;
+  // Progress on a terminal's stderr (simpact_cli/progress.h), counted in
+  // bodies measured: a run's cost grows about linearly with N (the slopes
+  // below), so the ETA of a size-weighted count is a fair one.
+  std::int64_t planned_bodies = 0;
+  for (const Family& family : kFamilies) {
+    if (!only.empty() && only != family.name) continue;
+    for (const int size : quick ? family.quick_sizes : family.sizes) {
+      if (size <= max_size) planned_bodies += static_cast<std::int64_t>(size) * static_cast<std::int64_t>(kContenders.size());
+    }
+  }
+  simpact::cli::ProgressLine progress("benchmark_scaling", planned_bodies, "bodies measured");
   for (const Family& family : kFamilies) {
     if (!only.empty() && only != family.name) continue;
     int steps = family.steps == kPileSteps && quick ? kQuickPileSteps : family.steps;
@@ -605,18 +617,21 @@ int main(int argc, char** argv) {
         if (p.largest_cluster > 0) note += " largest cluster " + std::to_string(p.largest_cluster);
         if (p.lcps > 0) note += ", " + std::to_string(p.lcps) + " Routh LCPs";
         failed = failed || (!p.ok && !p.timed_out) || !p.finite;
+        progress.clear_line();
         std::printf("%-12s %7d %-9s %9.3f %9.3f %9.3f %9.1f %10.2e %8lld %6d %s\n", family.name, p.bodies,
                     kContenders[c].label, p.median_ms, p.mean_ms, p.max_ms, p.peak_mb, p.error,
                     static_cast<long long>(p.impacts), p.runs, note.c_str());
         std::fflush(stdout);
         pair[c] = p;
         points.push_back(p);
+        progress.advance(size);
       }
       std::printf("%-12s %7d ratio     %9.2f %9.2f %9.2f %9.2f\n", family.name, pair[0].bodies,
                   pair[1].median_ms / pair[0].median_ms, pair[1].mean_ms / pair[0].mean_ms,
                   pair[1].max_ms / pair[0].max_ms, pair[1].peak_mb / pair[0].peak_mb);
     }
   }
+  progress.finish();
   std::printf("\nlog-log slopes over N >= %.0f (time: mean step; memory: peak above the empty world)\n",
               kSlopeMinSize);
   for (const Family& family : kFamilies)

@@ -25,6 +25,7 @@
 // is reported, never asserted. 64 for bad usage.
 #include "benchmark_options.h"
 
+#include <simpact_cli/progress.h>
 #include <simpact_scenes/bullet_scenes.h>
 
 #include <BulletDynamics/Dynamics/btRigidBody.h>
@@ -520,6 +521,12 @@ int main(int argc, char** argv) {
               kRate, repetitions, quick ? " (--quick)" : "");
 
   std::vector<Result> results;
+  // Progress on a terminal's stderr (simpact_cli/progress.h): one item per
+  // scene, solver and repetition; repetitions a result does not need count
+  // as done at once.
+  simpact::cli::ProgressLine progress(
+      "benchmark_vs_stock",
+      static_cast<std::int64_t>(kScenes.size() * kContenders.size()) * repetitions, "runs");
   for (const SceneSpec& spec : kScenes) {
     const size_t first = results.size();
     const int steps = steps_of(spec, quick);
@@ -535,10 +542,12 @@ int main(int argc, char** argv) {
       for (size_t k = 0; k < kContenders.size(); ++k) {
         Result& r = results[first + (k + static_cast<size_t>(rep)) % kContenders.size()];
         if (rep == 0 || r.repeat()) r.add(run(spec, *r.contender, steps, kRunBudget));
+        progress.advance();
       }
     }
   }
 
+  progress.finish();
   std::vector<Row> rows;
   for (size_t i = 0; i < results.size(); ++i) {
     rows.push_back(row_of(results[i], results[i - i % kContenders.size()]));

@@ -39,6 +39,7 @@
 // Exit status 0 when every replay ran, 1 on an error (message on stderr).
 #include "cube_toss/cube_toss.h"
 
+#include <simpact_cli/progress.h>
 #include <simpact_cli/replay.h>
 
 #include <algorithm>
@@ -75,6 +76,12 @@ constexpr std::uint64_t kBootstrapSeed = 14;
 // How every replay starts and steps (set once from the options, before any
 // thread starts; read-only afterwards).
 ReplayOptions replay_options;
+// Replays done, on a terminal's stderr only (simpact_cli/progress.h); set by
+// run() for the validation, null for the page.
+simpact::cli::ProgressLine* progress = nullptr;
+void replay_done() {
+  if (progress != nullptr) progress->advance();
+}
 
 struct Options {
   std::string data = SIMPACT_CUBE_TOSS_DIR;
@@ -165,8 +172,11 @@ std::vector<Errors> errors_of(const Toss& toss, const Replay& r) {
 double objective(const std::vector<Toss>& tosses, const Solver& solver, const Parameters& p, int threads) {
   std::vector<std::vector<Errors>> e(tosses.size());
   parallel_for(static_cast<int>(tosses.size()), threads,
-               [&](int i) { e[static_cast<size_t>(i)] = errors_of(tosses[static_cast<size_t>(i)],
-                                                                  replay(tosses[static_cast<size_t>(i)], solver, p, kHorizon, 0, replay_options)); });
+               [&](int i) {
+                 e[static_cast<size_t>(i)] = errors_of(tosses[static_cast<size_t>(i)],
+                                                       replay(tosses[static_cast<size_t>(i)], solver, p, kHorizon, 0, replay_options));
+                 replay_done();
+               });
   double sum = 0.0;
   for (int h : kReported) {
     std::vector<double> v;
@@ -201,13 +211,16 @@ Fit fit(const std::vector<Toss>& tosses, const Solver& solver, bool quick, int t
   for (int i = 1; i <= 10; ++i)
     for (int j = 0; j <= 9; ++j) consider(0.05 * i, 0.1 * j);
   const Parameters coarse = best.parameters;
+  std::vector<Parameters> fine;
   for (int i = -2; i <= 2; ++i)
     for (int j = -2; j <= 2; ++j) {
       if (i == 0 && j == 0) continue;
       const double mu = coarse.friction + 0.0125 * i, e = coarse.restitution + 0.025 * j;
       if (mu <= 0.0 || e < 0.0 || e > 1.0) continue;
-      consider(mu, e);
+      fine.push_back(Parameters{mu, e});
     }
+  if (progress != nullptr) progress->add_total(static_cast<std::int64_t>(fine.size() * tosses.size()));
+  for (const Parameters& p : fine) consider(p.friction, p.restitution);
   return best;
 }
 
@@ -235,6 +248,7 @@ Evaluation evaluate(const std::vector<Toss>& tosses, const Solver& solver, const
     const size_t i = static_cast<size_t>(ii);
     const Toss& toss = tosses[i];
     const Replay r = replay(toss, solver, p, kHorizon, 0, replay_options);
+    replay_done();
     ev.sample0[i] = errors_of(toss, r);
     ev.recorded_vz[i] = toss.frames[static_cast<size_t>(toss.impact + kPostImpactFrames)].velocity.z();
     ev.simulated_vz[i] = r.frames[static_cast<size_t>(kLeadFrames + kPostImpactFrames)].velocity.z();
@@ -243,6 +257,7 @@ Evaluation evaluate(const std::vector<Toss>& tosses, const Solver& solver, const
     if (solver.set_valued) {
       for (int k = 1; k < samples; ++k) {
         const std::vector<Errors> e = errors_of(toss, replay(toss, solver, p, kHorizon, static_cast<std::uint64_t>(k), replay_options));
+        replay_done();
         for (int h = 0; h < kHorizon; ++h)
           best[static_cast<size_t>(h)] = std::min(best[static_cast<size_t>(h)], e[static_cast<size_t>(h)].position);
       }
@@ -437,15 +452,29 @@ int run(const Options& o) {
   const std::vector<Solver> list = solvers();
   std::vector<Evaluation> fitted, contactnets;
   std::vector<Fit> fits;
+  // Replays known in advance: per solver the coarse grid on the fit part,
+  // the fitted and the ContactNets evaluation on the held-out part (K
+  // samples for set-valued laws); fit() adds its fine grid once it is known.
+  std::int64_t planned = 0;
+  const std::int64_t coarse_points = o.quick ? 9 : 100;
+  for (const Solver& s : list) {
+    planned += coarse_points * static_cast<std::int64_t>(fit_part.size()) +
+               static_cast<std::int64_t>(report_part.size()) * ((s.set_valued ? o.samples : 1) + 1);
+  }
+  simpact::cli::ProgressLine line("validate_cube_toss", planned, "replays");
+  progress = &line;
   for (const Solver& s : list) {
     const Fit f = fit(fit_part, s, o.quick, threads);
     fits.push_back(f);
+    line.clear_line();
     std::cout << "  fit " << s.name << ": mu " << fixed(f.parameters.friction, 4) << ", e "
               << fixed(f.parameters.restitution, 3) << " (objective " << fixed(f.objective, 4) << " L, "
               << f.evaluations << " grid points)\n";
     fitted.push_back(evaluate(report_part, s, f.parameters, o.samples, threads));
     contactnets.push_back(evaluate(report_part, s, Parameters{}, 1, threads));
   }
+  line.finish();
+  progress = nullptr;
 
   std::cout << "\nHeld-out tosses (" << report_part.size() << "), fitted mu and e, sample 0; median / 90th percentile:\n";
   std::ostringstream md;
