@@ -34,6 +34,7 @@
 // that world. Exit status: 0 when no world failed, 1 otherwise, 2 for bad
 // arguments.
 #include "simpact_scenes/random_worlds.h"
+#include "simpact_cli/campaign.h"
 #include "simpact_cli/progress.h"
 
 #include <algorithm>
@@ -137,7 +138,78 @@ Arguments parse(int argc, char** argv) {
 
 }  // namespace
 
+namespace {
+
+/// A world's result as bytes for the campaign (simpact_cli/campaign.h):
+/// first its outcome, which depends on (seed, index) alone and makes the
+/// digest, then its timings, which do not.
+std::string encode(const FuzzWorldResult& r) {
+  simpact::cli::RecordWriter outcome;
+  outcome.put(r.index).put(static_cast<int>(r.kind)).put(r.steps).put(r.stock_steps).put(r.escaped)
+      .put(r.escape_message).put(r.escape_step).put(r.stock_escaped).put(r.non_finite)
+      .put(r.non_finite_step).put(r.stock_non_finite).put(r.stock_non_finite_step)
+      .put(r.initial_energy).put(r.stock_max_energy).put(r.impact_gains).put(r.worst_impact_gain)
+      .put(r.step_gains).put(r.after_impact_step_gains).put(r.worst_step_gain).put(r.base_step_gains)
+      .put(r.worst_base_step_gain).put(r.first_gain_step).put(r.gyroscopic_gains)
+      .put(r.worst_gyroscopic_gain).put(r.stock_step_gains).put(r.general_impact_gains)
+      .put(r.worst_general_impact_gain).put(r.impacts).put(r.fallbacks).put(r.fallbacks_to_base)
+      .put(r.energy_restored).put(r.over_budget);
+  simpact::cli::RecordWriter record;
+  record.put(outcome.bytes()).put(r.seconds).put(r.stock_seconds).put(r.slowest_step_seconds);
+  return record.take();
+}
+
+/// The inverse of encode(); also returns the outcome's bytes for the digest.
+FuzzWorldResult decode(const std::string& bytes, std::string* outcome_bytes) {
+  simpact::cli::RecordReader record(bytes);
+  const std::string outcome_text = record.text();
+  simpact::cli::RecordReader o(outcome_text);
+  FuzzWorldResult r;
+  r.index = o.integer();
+  r.kind = static_cast<RandomWorldKind>(o.integer());
+  r.steps = static_cast<int>(o.integer());
+  r.stock_steps = static_cast<int>(o.integer());
+  r.escaped = o.boolean();
+  r.escape_message = o.text();
+  r.escape_step = static_cast<int>(o.integer());
+  r.stock_escaped = o.boolean();
+  r.non_finite = o.boolean();
+  r.non_finite_step = static_cast<int>(o.integer());
+  r.stock_non_finite = o.boolean();
+  r.stock_non_finite_step = static_cast<int>(o.integer());
+  r.initial_energy = o.real();
+  r.stock_max_energy = o.real();
+  r.impact_gains = static_cast<int>(o.integer());
+  r.worst_impact_gain = o.real();
+  r.step_gains = static_cast<int>(o.integer());
+  r.after_impact_step_gains = static_cast<int>(o.integer());
+  r.worst_step_gain = o.real();
+  r.base_step_gains = static_cast<int>(o.integer());
+  r.worst_base_step_gain = o.real();
+  r.first_gain_step = static_cast<int>(o.integer());
+  r.gyroscopic_gains = static_cast<int>(o.integer());
+  r.worst_gyroscopic_gain = o.real();
+  r.stock_step_gains = static_cast<int>(o.integer());
+  r.general_impact_gains = static_cast<int>(o.integer());
+  r.worst_general_impact_gain = o.real();
+  r.impacts = o.integer();
+  r.fallbacks = o.integer();
+  r.fallbacks_to_base = o.integer();
+  r.energy_restored = o.integer();
+  r.over_budget = o.boolean();
+  r.seconds = record.real();
+  r.stock_seconds = record.real();
+  r.slowest_step_seconds = record.real();
+  if (!o.at_end() || !record.at_end()) throw std::runtime_error("fuzz_worlds: a world's record has extra bytes");
+  if (outcome_bytes != nullptr) *outcome_bytes = outcome_text;
+  return r;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  // MPI when started by mpirun (docs/mpi.md); one process otherwise.
+  const simpact::cli::CampaignContext context(&argc, &argv);
   const Arguments args = parse(argc, argv);
   std::vector<std::int64_t> indices;
   if (args.only >= 0) {
@@ -145,61 +217,71 @@ int main(int argc, char** argv) {
   } else {
     for (std::int64_t i = 0; i < args.worlds; ++i) indices.push_back(i);
   }
-  std::vector<FuzzWorldResult> results(indices.size());
-  std::atomic<std::size_t> next{0};
-  std::mutex print;
   const auto start = std::chrono::steady_clock::now();
-  // On a terminal only (progress.h); --quiet turns it off there too.
+  // On rank 0's terminal only (progress.h); --quiet turns it off there too.
   simpact::cli::ProgressOptions progress_options;
-  progress_options.enabled = progress_options.enabled && !args.quiet;
+  progress_options.enabled = simpact::cli::campaign_progress_wanted(context) && !args.quiet;
   simpact::cli::ProgressLine progress("fuzz_worlds", static_cast<std::int64_t>(indices.size()),
                                       "worlds", progress_options);
-  auto worker = [&] {
-    for (;;) {
-      const std::size_t k = next.fetch_add(1);
-      if (k >= indices.size()) return;
-      results[k] = args.multibody
-                       ? simpact::scenes::run_fuzz_multibody_world(args.seed, indices[k], args.fuzz,
-                                                                   args.world.more_shapes)
-                       : simpact::scenes::run_fuzz_world(args.seed, indices[k], args.fuzz, args.world);
-      const FuzzWorldResult& r = results[k];
-      auto description = [&] {
-        return args.multibody
-                   ? simpact::scenes::describe(
-                         simpact::scenes::random_multibody_spec(args.seed, indices[k], args.world.more_shapes))
-                   : simpact::scenes::describe(
-                         simpact::scenes::random_world_spec(args.seed, indices[k], args.world));
-      };
-      if (r.failed() || args.only >= 0) {
-        std::lock_guard<std::mutex> lock(print);
-        progress.clear_line();
-        std::cout << (r.failed() ? "FAIL" : "ok") << " seed=" << args.seed << " world=" << indices[k]
-                  << ": " << (r.failed() ? simpact::scenes::failure_summary(r) : "no failure")
-                  << "  [" << description() << "]\n"
-                  << "  rerun: fuzz_worlds" << (args.multibody ? " --multibody" : "") << " --seed "
-                  << args.seed << " --only " << indices[k]
-                  << " --steps " << args.fuzz.steps << " --max-bodies " << args.world.max_bodies
-                  << " --max-joints " << args.world.max_joints
-                  << (args.world.more_shapes ? " --more-shapes" : "") << "\n"
-                  << std::flush;
-      }
-      if (r.general_impact_gains > 0 && !r.failed()) {
-        // Not a failure of the harness's promises (issue #10 lists joints
-        // violated before the impact as a known source), but worth a look.
-        std::lock_guard<std::mutex> lock(print);
-        progress.clear_line();
-        std::cout << "GAIN seed=" << args.seed << " world=" << indices[k] << ": "
-                  << r.general_impact_gains << " impact-phase gains without kinematic partners or factors (worst "
-                  << r.worst_general_impact_gain << " relative)  [" << description() << "]\n";
-      }
-      progress.advance();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 0; t < std::max(1, args.threads); ++t) pool.emplace_back(worker);
-  for (std::thread& thread : pool) thread.join();
+  simpact::cli::CampaignOptions campaign;
+  campaign.threads = args.threads;
+  campaign.progress = &progress;
+  // World k of the campaign is world indices[k] of the seed: its result
+  // depends on (seed, index) alone, whoever runs it.
+  std::vector<std::string> records;
+  try {
+    records = simpact::cli::run_campaign(
+        context, static_cast<std::int64_t>(indices.size()),
+        [&](std::int64_t k) {
+          const std::int64_t index = indices[static_cast<std::size_t>(k)];
+          return encode(args.multibody
+                            ? simpact::scenes::run_fuzz_multibody_world(args.seed, index, args.fuzz,
+                                                                        args.world.more_shapes)
+                            : simpact::scenes::run_fuzz_world(args.seed, index, args.fuzz, args.world));
+        },
+        campaign);
+  } catch (const std::exception& e) {
+    progress.finish();
+    std::fprintf(stderr, "fuzz_worlds: %s\n", e.what());
+    return 1;
+  }
   progress.finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!context.is_root()) return 0;
+
+  std::vector<FuzzWorldResult> results;
+  simpact::cli::Digest digest;
+  for (const std::string& record : records) {
+    std::string outcome;
+    results.push_back(decode(record, &outcome));
+    digest.add(outcome);
+  }
+  // Failures and gains, one line each, in world order.
+  for (const FuzzWorldResult& r : results) {
+    auto description = [&] {
+      return args.multibody
+                 ? simpact::scenes::describe(
+                       simpact::scenes::random_multibody_spec(args.seed, r.index, args.world.more_shapes))
+                 : simpact::scenes::describe(simpact::scenes::random_world_spec(args.seed, r.index, args.world));
+    };
+    if (r.failed() || args.only >= 0) {
+      std::cout << (r.failed() ? "FAIL" : "ok") << " seed=" << args.seed << " world=" << r.index << ": "
+                << (r.failed() ? simpact::scenes::failure_summary(r) : "no failure") << "  [" << description()
+                << "]\n"
+                << "  rerun: fuzz_worlds" << (args.multibody ? " --multibody" : "") << " --seed " << args.seed
+                << " --only " << r.index << " --steps " << args.fuzz.steps << " --max-bodies "
+                << args.world.max_bodies << " --max-joints " << args.world.max_joints
+                << (args.world.more_shapes ? " --more-shapes" : "") << "\n";
+    }
+    if (r.general_impact_gains > 0 && !r.failed()) {
+      // Not a failure of the harness's promises (issue #10 lists joints
+      // violated before the impact as a known source), but worth a look.
+      std::cout << "GAIN seed=" << args.seed << " world=" << r.index << ": " << r.general_impact_gains
+                << " impact-phase gains without kinematic partners or factors (worst "
+                << r.worst_general_impact_gain << " relative)  [" << description() << "]\n";
+    }
+  }
+  std::cout << std::flush;
 
   // Totals, in world order (independent of the thread count).
   std::int64_t steps = 0, stock_steps = 0, escapes = 0, stock_escapes = 0, non_finite = 0,
@@ -248,12 +330,12 @@ int main(int argc, char** argv) {
   const double us_per_step = steps > 0 ? 1e6 * seconds / double(steps) : 0.0;
   const double stock_us_per_step = stock_steps > 0 ? 1e6 * stock_seconds / double(stock_steps) : 0.0;
   std::printf("fuzz_worlds%s: seed %llu, %lld worlds (%lld conservative, %lld elastic), %d steps each, "
-              "%d thread(s), %s precision%s, %.1f s\n",
+              "%s precision%s\n",
               args.multibody ? " --multibody" : "", static_cast<unsigned long long>(args.seed),
               static_cast<long long>(results.size()),
               static_cast<long long>(conservative), static_cast<long long>(elastic),
-              args.fuzz.steps, args.threads, sizeof(btScalar) == sizeof(double) ? "double" : "single",
-              args.fuzz.split_all ? ", split impulse for all penetrations" : "", wall);
+              args.fuzz.steps, sizeof(btScalar) == sizeof(double) ? "double" : "single",
+              args.fuzz.split_all ? ", split impulse for all penetrations" : "");
   if (!args.multibody) {
     std::printf("  (conservative worlds: isotropic inertia, BT_ENABLE_GYROSCOPIC_FORCE_IMPLICIT_BODY on as Bullet\n"
                 "   sets it, its term w x Iw zero there up to rounding; elastic worlds: anisotropic inertia, flag on,\n"
@@ -284,13 +366,18 @@ int main(int argc, char** argv) {
               static_cast<long long>(gyroscopic_worlds), worst_gyroscopic);
   std::printf("  general worlds with an impact-phase gain (no kinematic partner, no factors): %lld\n",
               static_cast<long long>(general_impact_gain_worlds));
-  std::printf("  over budget (a step > %.3g s or a world > %.3g s): %lld; slowest step %.3f s (world %lld)\n",
-              args.fuzz.step_budget_seconds, args.fuzz.world_budget_seconds,
-              static_cast<long long>(over_budget), slowest, static_cast<long long>(slowest_world));
+  std::printf("  over budget (a step > %.3g s or a world > %.3g s): %lld\n", args.fuzz.step_budget_seconds,
+              args.fuzz.world_budget_seconds, static_cast<long long>(over_budget));
   std::printf("  impacts resolved: %lld, fallbacks (status not success): %lld\n",
               static_cast<long long>(impacts), static_cast<long long>(fallbacks));
-  std::printf("  time per step: simpact %.1f us, stock %.1f us (x%.2f)\n", us_per_step,
-              stock_us_per_step, stock_us_per_step > 0 ? us_per_step / stock_us_per_step : 0.0);
   std::printf("  failed worlds: %lld\n", static_cast<long long>(failed));
+  std::printf("  digest of the worlds' outcomes: %s\n", digest.hex().c_str());
+  // Timings last: they vary from run to run; everything above does not
+  // (docs/mpi.md: the same for any number of ranks and threads).
+  std::printf("timing: %.1f s wall on %d rank(s) x %d thread(s); time per step simpact %.1f us, stock %.1f us "
+              "(x%.2f); slowest step %.3f s (world %lld)\n",
+              wall, context.ranks(), args.threads, us_per_step, stock_us_per_step,
+              stock_us_per_step > 0 ? us_per_step / stock_us_per_step : 0.0, slowest,
+              static_cast<long long>(slowest_world));
   return failed == 0 ? 0 : 1;
 }
