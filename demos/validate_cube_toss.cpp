@@ -25,7 +25,11 @@
 //                           [--svg FILE] [--markdown] [--quick] [--html FILE [--toss N]]
 //   --data DIR   folder of toss_*.csv (default: demos/data/cube_toss/tosses)
 //   --samples K  seeds per toss for the set-valued laws (default 16)
-//   --threads T  worker threads (default: all cores); results do not depend on it
+//   --threads T  worker threads per rank (default: the cores, shared among the
+//                ranks on this machine); results do not depend on it
+// Under mpirun the fit grid, the held-out replays and the bootstrap run over
+// the ranks (simpact_cli/campaign.h, docs/mpi.md); the output, with the
+// digest it ends in, is the same for any number of ranks and threads.
 //   --svg FILE   plot of the median position error against the horizon
 //                (default validate_cube_toss.svg)
 //   --markdown   also print the tables of docs/validation.md
@@ -39,6 +43,7 @@
 // Exit status 0 when every replay ran, 1 on an error (message on stderr).
 #include "cube_toss/cube_toss.h"
 
+#include <simpact_cli/campaign.h>
 #include <simpact_cli/progress.h>
 #include <simpact_cli/replay.h>
 
@@ -76,11 +81,26 @@ constexpr std::uint64_t kBootstrapSeed = 14;
 // How every replay starts and steps (set once from the options, before any
 // thread starts; read-only afterwards).
 ReplayOptions replay_options;
-// Replays done, on a terminal's stderr only (simpact_cli/progress.h); set by
+// Replays done, on rank 0's terminal only (simpact_cli/progress.h); set by
 // run() for the validation, null for the page.
 simpact::cli::ProgressLine* progress = nullptr;
-void replay_done() {
-  if (progress != nullptr) progress->advance();
+// The job's ranks (main()) and the worker threads of each (run()).
+const simpact::cli::CampaignContext* context = nullptr;
+int campaign_threads = 1;
+// Every campaign's merged results, in the order they ran: what the digest
+// at the end covers (the same for any number of ranks and threads).
+simpact::cli::Digest digest;
+
+/// Runs job(i), i in [0, items), over the ranks and threads
+/// (simpact_cli/campaign.h); the results in index order, on every rank.
+/// `replays`: each item is one replay, counted on the progress line.
+std::vector<std::string> campaign(std::int64_t items, const simpact::cli::CampaignJob& job, bool replays) {
+  simpact::cli::CampaignOptions options;
+  options.threads = campaign_threads;
+  options.progress = replays ? progress : nullptr;
+  std::vector<std::string> results = simpact::cli::run_campaign(*context, items, job, options);
+  digest.add(results);
+  return results;
 }
 
 struct Options {
@@ -126,28 +146,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// Runs job(i) for i in [0, n) on `threads` threads; each i writes its own slot.
-template <class Job>
-void parallel_for(int n, int threads, const Job& job) {
-  const int count = std::max(1, std::min(n, threads));
-  std::atomic<int> next{0};
-  std::exception_ptr error;
-  std::mutex mutex;
-  auto worker = [&]() {
-    try {
-      for (int i = next++; i < n; i = next++) job(i);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!error) error = std::current_exception();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < count; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
-}
-
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return NAN;
   std::sort(v.begin(), v.end());
@@ -168,22 +166,51 @@ std::vector<Errors> errors_of(const Toss& toss, const Replay& r) {
   return out;
 }
 
-// The fit objective: mean over the reported horizons of the median position error.
-double objective(const std::vector<Toss>& tosses, const Solver& solver, const Parameters& p, int threads) {
-  std::vector<std::vector<Errors>> e(tosses.size());
-  parallel_for(static_cast<int>(tosses.size()), threads,
-               [&](int i) {
-                 e[static_cast<size_t>(i)] = errors_of(tosses[static_cast<size_t>(i)],
-                                                       replay(tosses[static_cast<size_t>(i)], solver, p, kHorizon, 0, replay_options));
-                 replay_done();
-               });
-  double sum = 0.0;
-  for (int h : kReported) {
-    std::vector<double> v;
-    for (const auto& t : e) v.push_back(t[static_cast<size_t>(h - 1)].position);
-    sum += median(v);
+// A replay's errors as a campaign record, and back.
+void put(simpact::cli::RecordWriter& w, const std::vector<Errors>& errors) {
+  w.put(static_cast<std::int64_t>(errors.size()));
+  for (const Errors& e : errors) {
+    w.put(e.position).put(e.velocity).put(e.angular_velocity).put(e.orientation).put(e.vertical_velocity);
   }
-  return sum / static_cast<double>(kReported.size());
+}
+std::vector<Errors> get_errors(simpact::cli::RecordReader& r) {
+  std::vector<Errors> errors(static_cast<size_t>(r.integer()));
+  for (Errors& e : errors) {
+    e.position = r.real();
+    e.velocity = r.real();
+    e.angular_velocity = r.real();
+    e.orientation = r.real();
+    e.vertical_velocity = r.real();
+  }
+  return errors;
+}
+
+// The fit objective at each of `points`: mean over the reported horizons of
+// the median position error. One campaign: item = point × toss, one replay.
+std::vector<double> objectives(const std::vector<Toss>& tosses, const Solver& solver,
+                               const std::vector<Parameters>& points) {
+  const std::int64_t n = static_cast<std::int64_t>(tosses.size());
+  const std::vector<std::string> records =
+      campaign(static_cast<std::int64_t>(points.size()) * n, [&](std::int64_t item) {
+        const Toss& toss = tosses[static_cast<size_t>(item % n)];
+        const Parameters& p = points[static_cast<size_t>(item / n)];
+        const std::vector<Errors> e = errors_of(toss, replay(toss, solver, p, kHorizon, 0, replay_options));
+        simpact::cli::RecordWriter w;
+        for (int h : kReported) w.put(e[static_cast<size_t>(h - 1)].position);
+        return w.take();
+      }, true);
+  std::vector<double> values;
+  for (size_t point = 0; point < points.size(); ++point) {
+    std::vector<std::vector<double>> positions(kReported.size());
+    for (std::int64_t t = 0; t < n; ++t) {
+      simpact::cli::RecordReader r(records[point * static_cast<size_t>(n) + static_cast<size_t>(t)]);
+      for (auto& column : positions) column.push_back(r.real());
+    }
+    double sum = 0.0;
+    for (const auto& column : positions) sum += median(column);
+    values.push_back(sum / static_cast<double>(kReported.size()));
+  }
+  return values;
 }
 
 struct Fit {
@@ -192,24 +219,29 @@ struct Fit {
   int evaluations = 0;
 };
 
-Fit fit(const std::vector<Toss>& tosses, const Solver& solver, bool quick, int threads) {
+Fit fit(const std::vector<Toss>& tosses, const Solver& solver, bool quick) {
   Fit best;
-  const auto consider = [&](double mu, double e) {
-    Parameters p{mu, std::clamp(e, 0.0, 1.0)};
-    const double value = objective(tosses, solver, p, threads);
-    ++best.evaluations;
-    if (value < best.objective) {
-      best.objective = value;
-      best.parameters = p;
+  // Grid points in order; the first of equal objectives wins, as before.
+  const auto consider = [&](const std::vector<Parameters>& points) {
+    const std::vector<double> values = objectives(tosses, solver, points);
+    for (size_t k = 0; k < points.size(); ++k) {
+      ++best.evaluations;
+      if (values[k] < best.objective) {
+        best.objective = values[k];
+        best.parameters = points[k];
+      }
     }
   };
+  std::vector<Parameters> coarse_grid;
   if (quick) {
     for (double mu : {0.1, 0.2, 0.3})
-      for (double e : {0.0, 0.3, 0.6}) consider(mu, e);
+      for (double e : {0.0, 0.3, 0.6}) coarse_grid.push_back(Parameters{mu, e});
+    consider(coarse_grid);
     return best;
   }
   for (int i = 1; i <= 10; ++i)
-    for (int j = 0; j <= 9; ++j) consider(0.05 * i, 0.1 * j);
+    for (int j = 0; j <= 9; ++j) coarse_grid.push_back(Parameters{0.05 * i, std::clamp(0.1 * j, 0.0, 1.0)});
+  consider(coarse_grid);
   const Parameters coarse = best.parameters;
   std::vector<Parameters> fine;
   for (int i = -2; i <= 2; ++i)
@@ -220,7 +252,7 @@ Fit fit(const std::vector<Toss>& tosses, const Solver& solver, bool quick, int t
       fine.push_back(Parameters{mu, e});
     }
   if (progress != nullptr) progress->add_total(static_cast<std::int64_t>(fine.size() * tosses.size()));
-  for (const Parameters& p : fine) consider(p.friction, p.restitution);
+  consider(fine);
   return best;
 }
 
@@ -233,37 +265,44 @@ struct Evaluation {
   std::vector<double> recorded_vz, simulated_vz;  // at kPostImpactFrames
 };
 
-Evaluation evaluate(const std::vector<Toss>& tosses, const Solver& solver, const Parameters& p, int samples,
-                    int threads) {
+// The held-out evaluation: one campaign, item = toss × sample (K samples of
+// a set-valued law, else 1), one replay each; sample k is seeded k.
+Evaluation evaluate(const std::vector<Toss>& tosses, const Solver& solver, const Parameters& p, int samples) {
   Evaluation ev;
   ev.solver = solver.name;
   ev.set_valued = solver.set_valued;
   ev.parameters = p;
   const size_t n = tosses.size();
-  ev.sample0.resize(n);
-  ev.nearest.resize(n);
-  ev.recorded_vz.resize(n);
-  ev.simulated_vz.resize(n);
-  parallel_for(static_cast<int>(n), threads, [&](int ii) {
-    const size_t i = static_cast<size_t>(ii);
+  const std::int64_t k_count = solver.set_valued ? samples : 1;
+  const std::vector<std::string> records =
+      campaign(static_cast<std::int64_t>(n) * k_count, [&](std::int64_t item) {
+        const Toss& toss = tosses[static_cast<size_t>(item / k_count)];
+        const std::uint64_t k = static_cast<std::uint64_t>(item % k_count);
+        const Replay r = replay(toss, solver, p, kHorizon, k, replay_options);
+        simpact::cli::RecordWriter w;
+        put(w, errors_of(toss, r));
+        w.put(r.frames[static_cast<size_t>(kLeadFrames + kPostImpactFrames)].velocity.z());
+        return w.take();
+      }, true);
+  for (size_t i = 0; i < n; ++i) {
     const Toss& toss = tosses[i];
-    const Replay r = replay(toss, solver, p, kHorizon, 0, replay_options);
-    replay_done();
-    ev.sample0[i] = errors_of(toss, r);
-    ev.recorded_vz[i] = toss.frames[static_cast<size_t>(toss.impact + kPostImpactFrames)].velocity.z();
-    ev.simulated_vz[i] = r.frames[static_cast<size_t>(kLeadFrames + kPostImpactFrames)].velocity.z();
     std::vector<double> best(kHorizon);
-    for (int h = 0; h < kHorizon; ++h) best[static_cast<size_t>(h)] = ev.sample0[i][static_cast<size_t>(h)].position;
-    if (solver.set_valued) {
-      for (int k = 1; k < samples; ++k) {
-        const std::vector<Errors> e = errors_of(toss, replay(toss, solver, p, kHorizon, static_cast<std::uint64_t>(k), replay_options));
-        replay_done();
-        for (int h = 0; h < kHorizon; ++h)
-          best[static_cast<size_t>(h)] = std::min(best[static_cast<size_t>(h)], e[static_cast<size_t>(h)].position);
+    for (std::int64_t k = 0; k < k_count; ++k) {
+      simpact::cli::RecordReader r(records[i * static_cast<size_t>(k_count) + static_cast<size_t>(k)]);
+      const std::vector<Errors> e = get_errors(r);
+      const double simulated_vz = r.real();
+      for (int h = 0; h < kHorizon; ++h) {
+        const double position = e[static_cast<size_t>(h)].position;
+        best[static_cast<size_t>(h)] = k == 0 ? position : std::min(best[static_cast<size_t>(h)], position);
+      }
+      if (k == 0) {
+        ev.sample0.push_back(e);
+        ev.recorded_vz.push_back(toss.frames[static_cast<size_t>(toss.impact + kPostImpactFrames)].velocity.z());
+        ev.simulated_vz.push_back(simulated_vz);
       }
     }
-    ev.nearest[i] = best;
-  });
+    ev.nearest.push_back(best);
+  }
   return ev;
 }
 
@@ -287,14 +326,17 @@ Paired paired(const Evaluation& a, const Evaluation& b, int h) {
   double total = 0;
   for (int w : wins) total += w;
   p.share = total / static_cast<double>(n);
-  std::mt19937_64 rng(kBootstrapSeed);
-  std::uniform_int_distribution<size_t> pick(0, n - 1);
-  std::vector<double> shares;
-  for (int r = 0; r < kBootstrapResamples; ++r) {
+  // Resample r draws from its own stream, seeded from (kBootstrapSeed, r)
+  // alone: a campaign item like any replay.
+  const std::vector<std::string> records = campaign(kBootstrapResamples, [&](std::int64_t r) {
+    std::mt19937_64 rng(simpact::cli::item_seed(kBootstrapSeed, r));
+    std::uniform_int_distribution<size_t> pick(0, n - 1);
     double s = 0;
     for (size_t i = 0; i < n; ++i) s += wins[pick(rng)];
-    shares.push_back(s / static_cast<double>(n));
-  }
+    return simpact::cli::RecordWriter().put(s / static_cast<double>(n)).take();
+  }, false);
+  std::vector<double> shares;
+  for (const std::string& record : records) shares.push_back(simpact::cli::RecordReader(record).real());
   p.low = quantile(shares, 0.025);
   p.high = quantile(shares, 0.975);
   return p;
@@ -426,7 +468,7 @@ int run(const Options& o) {
   replay_options.central_differences = o.central_differences;
   replay_options.box_board = o.box_board;
   if (!o.html.empty()) return write_toss_page(o);
-  const int threads = o.threads > 0 ? o.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  campaign_threads = o.threads > 0 ? o.threads : simpact::cli::default_campaign_threads();
   std::vector<Toss> all;
   int skipped = 0;
   for (const std::string& file : toss_files(o.data)) {
@@ -461,17 +503,19 @@ int run(const Options& o) {
     planned += coarse_points * static_cast<std::int64_t>(fit_part.size()) +
                static_cast<std::int64_t>(report_part.size()) * ((s.set_valued ? o.samples : 1) + 1);
   }
-  simpact::cli::ProgressLine line("validate_cube_toss", planned, "replays");
+  simpact::cli::ProgressOptions progress_options;
+  progress_options.enabled = simpact::cli::campaign_progress_wanted(*context);
+  simpact::cli::ProgressLine line("validate_cube_toss", planned, "replays", progress_options);
   progress = &line;
   for (const Solver& s : list) {
-    const Fit f = fit(fit_part, s, o.quick, threads);
+    const Fit f = fit(fit_part, s, o.quick);
     fits.push_back(f);
     line.clear_line();
     std::cout << "  fit " << s.name << ": mu " << fixed(f.parameters.friction, 4) << ", e "
               << fixed(f.parameters.restitution, 3) << " (objective " << fixed(f.objective, 4) << " L, "
               << f.evaluations << " grid points)\n";
-    fitted.push_back(evaluate(report_part, s, f.parameters, o.samples, threads));
-    contactnets.push_back(evaluate(report_part, s, Parameters{}, 1, threads));
+    fitted.push_back(evaluate(report_part, s, f.parameters, o.samples));
+    contactnets.push_back(evaluate(report_part, s, Parameters{}, 1));
   }
   line.finish();
   progress = nullptr;
@@ -553,7 +597,8 @@ int run(const Options& o) {
             << " within " << kCoverage << " L at 5 frames in " << fixed(100 * cover, 0) << " % (target >= 50 %: "
             << (cover >= 0.5 ? "met" : "MISSED") << ")\n";
 
-  std::ofstream(o.svg) << plot(fitted);
+  std::cout << "\ndigest of every replay and resample: " << digest.hex() << "\n";
+  if (context->is_root()) std::ofstream(o.svg) << plot(fitted);
   std::cout << "plot: " << o.svg << "\n";
   if (o.markdown) std::cout << "\nTables for docs/validation.md:\n\n" << md.str() << "\n" << pairs.str();
   return 0;
@@ -562,10 +607,15 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // MPI when started by mpirun (docs/mpi.md); one process otherwise. Every
+  // rank runs the same program; only rank 0 prints and writes.
+  const simpact::cli::CampaignContext job(&argc, &argv);
+  context = &job;
+  if (!job.is_root()) std::cout.setstate(std::ios::failbit);
   try {
     return run(parse(argc, argv));
   } catch (const std::exception& e) {
-    std::cerr << "validate_cube_toss: " << e.what() << "\n";
+    if (job.is_root()) std::cerr << "validate_cube_toss: " << e.what() << "\n";
     return 1;
   }
 }

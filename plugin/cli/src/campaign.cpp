@@ -149,8 +149,11 @@ std::vector<std::string> run_root(const CampaignContext& context, std::int64_t i
   for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
 
   int active_ranks = context.ranks() - 1;
+  std::int64_t reported = 0;  // of this campaign, to the progress line (which may span several)
   auto report = [&] {
-    if (options.progress != nullptr) options.progress->set_done(completed.load());
+    const std::int64_t now = completed.load();
+    if (options.progress != nullptr && now > reported) options.progress->advance(now - reported);
+    reported = now;
   };
   while (active_ranks > 0 || finished_workers.load() < threads) {
 #ifdef SIMPACT_WITH_MPI
@@ -375,6 +378,15 @@ bool campaign_progress_wanted(const CampaignContext& context) {
   }
 #endif
   return false;
+}
+
+int default_campaign_threads() {
+  int local = 1;
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
+    if (const char* value = std::getenv(name)) local = std::max(1, std::atoi(value));
+  }
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores / local);
 }
 
 CampaignError::CampaignError(std::int64_t item, const std::string& message)

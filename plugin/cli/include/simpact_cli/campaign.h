@@ -76,6 +76,11 @@ class CampaignContext {
 /// /proc/<parent>/fd/2). Always false on other ranks.
 bool campaign_progress_wanted(const CampaignContext& context);
 
+/// Worker threads per rank when a program's user gives none: the cores of
+/// this machine shared among the ranks on it (OMPI_COMM_WORLD_LOCAL_SIZE,
+/// MPI_LOCALNRANKS), at least 1.
+int default_campaign_threads();
+
 struct CampaignOptions {
   /// Worker threads per rank, ≥ 1. The results do not depend on it.
   int threads = 1;
@@ -83,7 +88,8 @@ struct CampaignOptions {
   /// requests per rank and thread (at least 1, at most 256 items), which
   /// keeps the requests few and the last chunks small.
   std::int64_t chunk = 0;
-  /// Advanced on rank 0 as results arrive (may be nullptr).
+  /// Advanced by one on rank 0 per result that arrives (may be nullptr; one
+  /// line may count several campaigns).
   ProgressLine* progress = nullptr;
 };
 
