@@ -25,10 +25,11 @@ using simpact::cli::run_campaign;
 /// One context for the whole test program (at most one may exist); not
 /// started by mpirun, so it is a single process.
 const CampaignContext& context() {
-  static int argc = 0;
-  static char** argv = nullptr;
-  static const CampaignContext instance(&argc, &argv);
-  return instance;
+  // Shared by the test files of this program (at most one context exists);
+  // reachable until exit, as main()'s would be.
+  static const CampaignContext* const instance =
+      CampaignContext::current() != nullptr ? CampaignContext::current() : new CampaignContext(nullptr, nullptr);
+  return *instance;
 }
 
 /// Uneven items: item i spins a multiple of (i mod 7) iterations, so threads

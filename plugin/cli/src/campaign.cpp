@@ -390,7 +390,7 @@ int default_campaign_threads() {
 }
 
 CampaignError::CampaignError(std::int64_t item, const std::string& message)
-    : std::runtime_error("item " + std::to_string(item) + ": " + message), item_(item) {}
+    : std::runtime_error("item " + std::to_string(item) + ": " + message), item_(item), message_(message) {}
 
 std::vector<std::string> run_campaign(const CampaignContext& context, std::int64_t items,
                                       const CampaignJob& job, const CampaignOptions& options) {

@@ -5,9 +5,11 @@
 #ifdef SIMPACT_CLI_HAS_SCENE
 #include <simpact_cli/replay.h>
 #include <simpact_cli/scene.h>
+#include <simpact_cli/sweep.h>
 #endif
 
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -175,6 +177,15 @@ int with_file(const std::string& path, std::ostream& err, Read read) {
   return read(file);
 }
 
+#ifdef SIMPACT_CLI_HAS_SCENE
+/// `simpact sweep -` through the table's signature (no options).
+int run_sweep_stdin(std::istream& in, std::ostream& out, std::ostream& err) {
+  SweepCommand sweep;
+  sweep.path = "-";
+  return run_sweep_command(sweep, in, out, err);
+}
+#endif
+
 int run_on_file(const Subcommand& command, const std::string& path, std::ostream& out,
                 std::ostream& err) {
   return with_file(path, err, [&](std::istream& file) { return command.run(file, out, err); });
@@ -224,6 +235,9 @@ const std::vector<Subcommand>& subcommands() {
       {"scene", "simulate a Bullet scene (rigid bodies, multibodies on fixed or free bases) and print "
        "its final state",
        kSceneHelp, run_scene},
+      {"sweep", "run a scene over a grid of values and seeds and report the distribution of chosen "
+       "outputs (on any number of MPI ranks)",
+       kSweepHelp, run_sweep_stdin},
 #endif
   };
   return table;
@@ -237,6 +251,8 @@ void print_usage(std::ostream& out) {
          "              one self-contained page that replays both side by side, with\n"
          "              their energies and simpact's impact reports (docs/replay.md);\n"
          "              standard output gets a short JSON summary\n"
+         "       simpact sweep FILE.json [--csv OUT.csv] [--svg OUT.svg] [--threads T]\n"
+         "              the outcome set of a scene (below); prints a table, not JSON\n"
 #endif
          "       simpact --help\n\n"
          "commands:\n";
@@ -280,6 +296,31 @@ int run(int argc, const char* const* argv, std::istream& in, std::ostream& out, 
   if (command->name == "scene" && arguments.size() >= 3 && arguments[2] == "--html") {
     if (arguments.size() != 4) return usage_error(err, "--html takes one OUT.html");
     return run_scene_html(path, std::string(arguments[3]), in, out, err);
+  }
+  if (command->name == "sweep") {
+    SweepCommand sweep;
+    sweep.path = path;
+    for (std::size_t i = 2; i < arguments.size(); i += 2) {
+      const std::string flag(arguments[i]);
+      if (i + 1 >= arguments.size()) return usage_error(err, flag + " needs a value");
+      const std::string value(arguments[i + 1]);
+      if (flag == "--csv") {
+        sweep.csv = value;
+      } else if (flag == "--svg") {
+        sweep.svg = value;
+      } else if (flag == "--threads") {
+        char* end = nullptr;
+        const long threads = std::strtol(value.c_str(), &end, 10);
+        if (end == value.c_str() || *end != '\0' || threads < 1 || threads > 4096) {
+          return usage_error(err, "--threads needs an integer in [1, 4096], got " + quote(value));
+        }
+        sweep.threads = static_cast<int>(threads);
+      } else {
+        return usage_error(err, "unknown option " + quote(flag) + " for sweep");
+      }
+    }
+    if (path.size() > 1 && path.front() == '-') return usage_error(err, "unknown option " + quote(path));
+    return run_sweep_command(sweep, in, out, err);
   }
 #endif
   if (arguments.size() > 2) {

@@ -99,9 +99,12 @@ class CampaignError : public std::runtime_error {
  public:
   CampaignError(std::int64_t item, const std::string& message);
   std::int64_t item() const { return item_; }
+  /// The item's own message, without "item N: ".
+  const std::string& message() const { return message_; }
 
  private:
   std::int64_t item_;
+  std::string message_;
 };
 
 /// An item: its index in [0, items) in, its result as bytes out (RecordWriter).
