@@ -97,7 +97,9 @@ TEST(Campaign, RecordsRoundTripBitForBit) {
   EXPECT_TRUE(reader.at_end());
   EXPECT_THROW(reader.integer(), std::runtime_error);
   // A list claiming more entries than its record holds.
-  RecordReader lying(RecordWriter().put(std::int64_t{1000}).bytes());
+  RecordWriter claim;  // alive as long as the reader that views its bytes
+  claim.put(std::int64_t{1000});
+  RecordReader lying(claim.bytes());
   EXPECT_THROW(lying.reals(), std::runtime_error);
 }
 

@@ -148,6 +148,7 @@ class RecordWriter {
   std::string bytes_;
 };
 
+/// Views the bytes it reads: they must outlive the reader.
 class RecordReader {
  public:
   explicit RecordReader(std::string_view bytes) : bytes_(bytes) {}
