@@ -25,11 +25,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <future>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -1018,6 +1021,43 @@ TEST(CheckedDantzig, RejectsTheSolutionStockDantzigAccepts) {
   EXPECT_EQ(x[1], y[1]);
 }
 
+// A random one-body contact MLCP drawn from `rng`: n rows, each contact a
+// normal row (x ≥ 0) and two tangent rows (0 ≤ x ≤ tangent_limit),
+// A = J Jᵀ for a random n × 6 Jacobian J.
+struct RandomContactMlcp {
+  btMatrixXu A;
+  btVectorXu b, lo, hi;
+  btAlignedObjectArray<int> dependency;
+  RandomContactMlcp(std::mt19937_64& rng, int n, btScalar tangent_limit) : A(n, n), b(n), lo(n), hi(n) {
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    constexpr int kDofs = 6;
+    std::vector<double> J(static_cast<size_t>(n * kDofs));
+    for (double& v : J) v = unit(rng);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        double sum = 0.0;
+        for (int c = 0; c < kDofs; ++c) sum += J[size_t(i * kDofs + c)] * J[size_t(j * kDofs + c)];
+        A.setElem(i, j, btScalar(sum));
+      }
+    dependency.resize(n);
+    for (int i = 0; i < n; ++i) {
+      b[i] = btScalar(unit(rng));
+      lo[i] = 0;
+      hi[i] = i % 3 == 0 ? BT_INFINITY : tangent_limit;
+      dependency[i] = -1;
+    }
+  }
+  // The solution bits and the success flag, for bitwise comparison.
+  std::vector<btScalar> solve(CheckedLemkeSolver& solver) const {
+    btVectorXu x(b.size());
+    x.setZero();
+    const bool ok = solver.solveMLCP(A, b, x, lo, hi, dependency, 10);
+    std::vector<btScalar> out(1, btScalar(ok ? 1 : 0));
+    for (int i = 0; i < x.size(); ++i) out.push_back(x[i]);
+    return out;
+  }
+};
+
 // btLemkeSolver reports success for solutions that violate the MLCP
 // (checked_mlcp_solvers.h). On random one-body contact MLCPs (rows of
 // normal + two zero-friction tangents, A = J Jᵀ), CheckedLemkeSolver returns
@@ -1026,29 +1066,11 @@ TEST(CheckedDantzig, RejectsTheSolutionStockDantzigAccepts) {
 // bounds here) all pass the same check, so the check is not too strict.
 TEST(CheckedLemke, ReturnsOnlySolutionsOfTheMlcp) {
   std::mt19937_64 rng(20261124);
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
   int rejected = 0, accepted = 0;
   for (int trial = 0; trial < 300; ++trial) {
     const int n = 3 * (1 + trial % 3);
-    constexpr int kDofs = 6;
-    std::vector<double> J(static_cast<size_t>(n * kDofs));
-    for (double& v : J) v = unit(rng);
-    btMatrixXu A(n, n);
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) {
-        double sum = 0.0;
-        for (int c = 0; c < kDofs; ++c) sum += J[size_t(i * kDofs + c)] * J[size_t(j * kDofs + c)];
-        A.setElem(i, j, btScalar(sum));
-      }
-    btVectorXu b(n), lo(n), hi(n);
-    btAlignedObjectArray<int> dependency;
-    dependency.resize(n);
-    for (int i = 0; i < n; ++i) {
-      b[i] = btScalar(unit(rng));
-      lo[i] = 0;
-      hi[i] = i % 3 == 0 ? BT_INFINITY : btScalar(0);
-      dependency[i] = -1;
-    }
+    const RandomContactMlcp problem(rng, n, 0);
+    const auto& [A, b, lo, hi, dependency] = problem;
     btVectorXu raw(n), checked(n), dantzig(n);
     raw.setZero();
     checked.setZero();
@@ -1074,6 +1096,68 @@ TEST(CheckedLemke, ReturnsOnlySolutionsOfTheMlcp) {
   // of them exactly: 6 of these 300 in float).
   EXPECT_GT(rejected, 10);
   EXPECT_GT(accepted, 2);
+}
+
+// CheckedLemkeSolver's solves run concurrently (checked_mlcp_solvers.h,
+// "Threads"): the Dantzig solver's process-wide mutex does not hold them up
+// (a Lemke solve completes while another thread owns it), and four threads
+// solving the same MLCPs in different orders get, bit for bit, the serial
+// solutions and success flags.
+TEST(CheckedLemke, ConcurrentSolvesRunInParallelAndMatchSerialBitForBit) {
+  std::mt19937_64 rng(20261206);
+  std::vector<RandomContactMlcp> problems;
+  for (int k = 0; k < 120; ++k) problems.emplace_back(rng, 3 * (1 + k % 3), btScalar(1));
+  std::vector<std::vector<btScalar>> serial;
+  {
+    CheckedLemkeSolver solver;
+    for (const auto& problem : problems) serial.push_back(problem.solve(solver));
+  }
+  int solved = 0;
+  for (const auto& s : serial) solved += s[0] != 0 ? 1 : 0;
+  // Both outcomes occur, so the flags are compared as well as the solutions.
+  ASSERT_GT(solved, 0);
+  ASSERT_LT(solved, int(problems.size()));
+
+  {
+    std::unique_lock<std::mutex> dantzig_lock(mlcp_solver_mutex());
+    auto lemke = std::async(std::launch::async, [&] {
+      CheckedLemkeSolver solver;
+      return problems.front().solve(solver);
+    });
+    // 10 s: one 3-row solve takes microseconds; only a lock makes it wait.
+    const bool finished = lemke.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+    dantzig_lock.unlock();
+    EXPECT_TRUE(finished) << "a Lemke solve waited for the Dantzig mutex: Lemke solves are serialised again";
+    EXPECT_EQ(lemke.get(), serial.front());
+  }
+
+  constexpr int kThreads = 4, kRounds = 2;
+  std::vector<std::vector<std::vector<btScalar>>> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      CheckedLemkeSolver solver;
+      results[size_t(t)].assign(problems.size(), {});
+      std::vector<size_t> order(problems.size());
+      for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+      std::mt19937_64 shuffle_rng{static_cast<uint64_t>(t)};
+      for (int round = 0; round < kRounds; ++round) {
+        // Each thread, each round, its own order of the problems.
+        std::shuffle(order.begin(), order.end(), shuffle_rng);
+        for (const size_t k : order) {
+          const auto x = problems[k].solve(solver);
+          if (round == 0) {
+            results[size_t(t)][k] = x;
+          } else if (x != results[size_t(t)][k]) {
+            results[size_t(t)][k].clear();  // differs from its own earlier solve
+          }
+        }
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t)
+    for (size_t k = 0; k < problems.size(); ++k)
+      EXPECT_EQ(results[size_t(t)][k], serial[k]) << "thread " << t << ", problem " << k;
 }
 
 // Bullet 3.24's btNNCGConstraintSolver adds velocity residuals as impulses

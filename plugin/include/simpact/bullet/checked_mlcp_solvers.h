@@ -52,10 +52,21 @@
 // btEpsRoot() (btLemkeAlgorithm.cpp) compute their static values lazily and
 // unsynchronised: two first calls halve the same static. Found by the fuzz
 // harness: the same worlds (seed 2026: 53, 313, 922, all MLCP Dantzig) gave
-// different impact counts run to run with 4 threads. Each checked solver
-// therefore holds a process-wide mutex for its stock solve
-// (mlcp_solver_mutex()): results no longer depend on the thread count, at
-// the price of MLCP solves of concurrent worlds running one at a time.
+// different impact counts run to run with 4 threads.
+// - CheckedDantzigSolver holds a process-wide mutex for its stock solve
+//   (mlcp_solver_mutex()): Dantzig solves of concurrent worlds run one at a
+//   time.
+// - CheckedLemkeSolver computes Lemke's two statics once, under std::call_once,
+//   before its first solve (warm_lemke_statics()); after that they are only
+//   read, and its solves run concurrently. A lock here made Lemke, the most
+//   expensive stock solve, serialise whole multi-threaded campaigns
+//   (docs/mpi.md, "Threads in one process"). The one write left in
+//   btLemkeSolver::solveMLCP is the counter of its "resetting N times" message
+//   on a failed solve (a function-local static int); it numbers that message
+//   and never reaches x, so results still do not depend on the thread count.
+//   Precondition: every Lemke solve of the process that may run concurrently
+//   goes through CheckedLemkeSolver (a plain btLemkeSolver's first call races
+//   with the statics as before).
 #pragma once
 
 #include <BulletDynamics/MLCPSolvers/btDantzigSolver.h>
@@ -65,6 +76,12 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+
+// Bullet 3.24 defines these two (btLemkeAlgorithm.cpp, global namespace, C++
+// linkage) without declaring them in a header; btScalar is the library's
+// precision (BT_USE_DOUBLE_PRECISION is part of simpact's interface).
+btScalar btMachEps();
+btScalar btEpsRoot();
 
 namespace simpact::bullet {
 
@@ -112,6 +129,18 @@ inline std::mutex& mlcp_solver_mutex() {
   return mutex;
 }
 
+/// Computes btLemkeAlgorithm.cpp's lazily cached machine epsilon and its
+/// square root exactly once per process (see "Threads"); every
+/// CheckedLemkeSolver solve calls it first, so each thread's later reads of
+/// those statics happen after their only write.
+inline void warm_lemke_statics() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ::btMachEps();
+    ::btEpsRoot();
+  });
+}
+
 class CheckedDantzigSolver : public btDantzigSolver {
  public:
   /// `acceptable_upper_limit`: the largest |x_i| accepted [N·s]; Bullet's
@@ -145,12 +174,8 @@ class CheckedLemkeSolver : public btLemkeSolver {
   bool solveMLCP(const btMatrixXu& A, const btVectorXu& b, btVectorXu& x, const btVectorXu& lo,
                  const btVectorXu& hi, const btAlignedObjectArray<int>& limitDependency, int numIterations,
                  bool useSparsity = true) override {
-    bool solved = false;
-    {
-      const std::lock_guard<std::mutex> lock(mlcp_solver_mutex());
-      solved = btLemkeSolver::solveMLCP(A, b, x, lo, hi, limitDependency, numIterations, useSparsity);
-    }
-    if (!solved) return false;
+    warm_lemke_statics();
+    if (!btLemkeSolver::solveMLCP(A, b, x, lo, hi, limitDependency, numIterations, useSparsity)) return false;
     if (!mlcp_solution_holds(A, b, x, lo, hi, kMlcpResidualTolerance)) {
       x.setZero();
       return false;
