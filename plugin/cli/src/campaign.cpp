@@ -29,6 +29,9 @@ namespace {
 
 const CampaignContext* g_current = nullptr;
 
+#ifdef SIMPACT_WITH_MPI
+// The launcher, the dispatcher's pacing and the chunking exist only with MPI.
+
 /// Open MPI's mpirun sets OMPI_COMM_WORLD_SIZE, PMIx launchers PMIX_RANK,
 /// MPICH's Hydra and Slurm's PMI PMI_SIZE.
 bool launched_by_mpi() {
@@ -54,6 +57,7 @@ std::int64_t chunk_size(const CampaignOptions& options, std::int64_t items, int 
   const std::int64_t workers = std::int64_t{ranks} * std::max(1, options.threads);
   return std::clamp<std::int64_t>(items / (workers * 16), 1, 256);
 }
+#endif  // SIMPACT_WITH_MPI
 
 struct Failure {
   std::int64_t item = -1;
